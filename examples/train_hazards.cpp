@@ -1,109 +1,83 @@
-// A small LibTorch training program written the way people often write it,
-// with the host syncs nosync exists to find. Synthetic data, no downloads.
+// A LibTorch training program written the way such programs are often
+// written, carrying every host-sync pattern nosync-lint knows. Its twin,
+// train_fixed.cpp, trains the same model on the same data without them.
 //
-//   train_hazards [--steps N] [--device cpu|cuda] [--seed S]
+//   train_hazards [--steps N] [--device cpu|cuda|auto] [--seed S] ...
 //
-// Prints one line per logged step and a final "final_loss=" line.
+// Prints a line every --log-every steps, then `loss[<step>]=` for every step
+// and a final `steps_per_sec=` line (the examples test compares the twins).
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cmath>
-#include <cstdlib>
+#include <iomanip>
 #include <iostream>
-#include <string>
 #include <vector>
 
-struct MlpImpl : torch::nn::Module {
-  explicit MlpImpl(int64_t width) {
-    for (int i = 0; i < 2; ++i)
-      layers.push_back(register_module("fc" + std::to_string(i), torch::nn::Linear(width, width)));
-    head = register_module("head", torch::nn::Linear(width, 10));
-  }
-  torch::Tensor forward(torch::Tensor x) {
-    for (auto& l : layers) x = torch::relu(l->forward(x));
-    return head->forward(x);
-  }
-  std::vector<torch::nn::Linear> layers;
-  torch::nn::Linear head{nullptr};
-};
-TORCH_MODULE(Mlp);
+#include "common/residual_mlp.h"
+#include "common/synthetic_data.h"
+#include "common/train_options.h"
 
-struct Options {
-  int steps = 20;
-  std::string device = "auto";
-  uint64_t seed = 0;
-};
-
-static Options parse_options(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "train_hazards: " << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--steps") o.steps = std::stoi(value());
-    else if (a == "--device") o.device = value();
-    else if (a == "--seed") o.seed = std::stoull(value());
-    else {
-      std::cerr << "usage: train_hazards [--steps N] [--device cpu|cuda] [--seed S]\n";
-      std::exit(2);
-    }
-  }
-  return o;
-}
+using examples::ResidualMlp;
 
 int main(int argc, char** argv) {
-  Options opt = parse_options(argc, argv);
+  auto opt = examples::parse_train_options(argc, argv);
+  torch::Device device = examples::pick_device(opt);
+  auto dataset = examples::make_dataset(examples::kDatasetBatches, opt.batch, examples::kFeatures,
+                                        examples::kClasses, opt.seed);
   torch::manual_seed(opt.seed);
-  torch::Device device = torch::kCPU;
-  if (opt.device == "cuda" || (opt.device == "auto" && torch::cuda::is_available()))
-    device = torch::Device(torch::kCUDA);
-
-  const int64_t width = 256, batch = 512;
-  Mlp model(width);
+  ResidualMlp model(examples::kFeatures, opt.width, opt.depth, examples::kClasses);
   model->to(device);
-  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.02).momentum(0.9));
 
+  std::vector<double> losses;
   double running_loss = 0.0;
-  float loss_value = 0.0f;
+  int64_t correct = 0, seen = 0;
+  auto start = std::chrono::steady_clock::now();
   for (int step = 0; step < opt.steps; ++step) {
-    // Pageable host batch copied every step.
-    torch::Tensor x = torch::randn({batch, width});
-    // A fixed rule makes the labels learnable: the class is the largest of the first 10 features.
-    torch::Tensor y = x.narrow(1, 0, 10).argmax(1);
-    x = x.to(device);
-    y = y.to(device);
+    const auto& batch = dataset[step % dataset.size()];
+    torch::Tensor x = batch.x.to(device);  // pageable host memory, blocking copy
+    torch::Tensor y = batch.y.to(device);
+    torch::Tensor class_weight = torch::ones({examples::kClasses}).to(device);  // built on the CPU every step
 
     optimizer.zero_grad();
     torch::Tensor logits = model->forward(x);
-    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(
+        logits, y, torch::nn::functional::CrossEntropyFuncOptions().weight(class_weight));
     loss.backward();
 
-    // NaN guard that forces the host to wait for the GPU.
-    if (torch::isnan(loss).item<bool>()) {
-      std::cerr << "nan loss at step " << step << "\n";
+    if (torch::isnan(loss).item<bool>()) {  // host waits to decide the branch
+      std::cerr << "non-finite loss at step " << step << "\n";
       return 1;
     }
 
-    // Per-parameter launch loop to compute a gradient norm.
     torch::Tensor grad_sq = torch::zeros({}, device);
-    for (auto& p : model->parameters()) grad_sq += p.grad().pow(2).sum();
+    for (const auto& p : model->parameters()) grad_sq += p.grad().pow(2).sum();  // one launch per tensor
     double grad_norm = std::sqrt(grad_sq.item<double>());
 
-    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);  // returns a double: syncs inside
     optimizer.step();
 
-    loss_value = loss.item<float>();
+    double loss_value = loss.item<double>();  // sync every step
+    losses.push_back(loss_value);
     running_loss += loss_value;
-    torch::Tensor accuracy = (logits.argmax(1) == y).to(torch::kFloat).mean().cpu();
-    if (step % 5 == 0)
+    torch::Tensor predictions = logits.argmax(1).cpu();  // copies back every step
+    correct += predictions.eq(batch.y).sum().item<int64_t>();
+    seen += batch.y.size(0);
+    if (device.is_cuda()) torch::cuda::synchronize();  // "accurate" per-step timing
+
+    if (step % opt.log_every == 0) {
       std::cout << "step " << step << " loss " << loss_value << " grad_norm " << grad_norm
-                << " acc " << accuracy.item<float>() << "\n";
+                << " acc " << static_cast<double>(correct) / seen << "\n";
+    }
   }
-  std::cout << "final_loss=" << loss_value << " mean_loss=" << running_loss / std::max(1, opt.steps)
-            << " device=" << device << "\n";
+  if (device.is_cuda()) torch::cuda::synchronize();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::cout << std::setprecision(9);
+  for (size_t i = 0; i < losses.size(); ++i) std::cout << "loss[" << i << "]=" << losses[i] << "\n";
+  std::cout << "mean_loss=" << running_loss / opt.steps << " device=" << device
+            << " params=" << model->parameters().size() << "\n";
+  std::cout << "steps_per_sec=" << opt.steps / seconds << "\n";
   return 0;
 }

@@ -1,15 +1,37 @@
 #!/usr/bin/env bash
-# usage: train_runs.sh <train binary>
-# Trains a few steps on the CPU; the loss must be finite and must fall.
+# usage: train_runs.sh <train_hazards> [<train_fixed>]
+# Trains on the CPU. The hazard program's loss must be finite and fall; when
+# the fixed twin is given it must produce the same loss curve (same seed, same
+# data) within a float tolerance.
 set -euo pipefail
-BIN=$1
-first=$("$BIN" --device cpu --steps 1 --seed 3 | sed -n 's/^final_loss=\([^ ]*\).*/\1/p')
-last=$("$BIN" --device cpu --steps 60 --seed 3 | sed -n 's/^final_loss=\([^ ]*\).*/\1/p')
-echo "loss after 1 step: $first, after 60 steps: $last"
-python3 - "$first" "$last" <<'PY'
-import math, sys
-first, last = map(float, sys.argv[1:])
-assert math.isfinite(first) and math.isfinite(last), "loss is not finite"
-assert last < 0.8 * first, f"loss did not fall by 20%: {first} -> {last}"
+HAZARDS=$1 FIXED=${2:-}
+args=(--device cpu --steps 40 --seed 3 --depth 24 --width 128 --batch 128)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$HAZARDS" "${args[@]}" > "$tmp/hazards.txt"
+[[ -n "$FIXED" ]] && "$FIXED" "${args[@]}" > "$tmp/fixed.txt"
+python3 - "$tmp/hazards.txt" ${FIXED:+"$tmp/fixed.txt"} <<'PY'
+import math, re, sys
+
+def losses(path):
+    vals = {int(m[1]): float(m[2]) for m in re.finditer(r"^loss\[(\d+)\]=(\S+)$", open(path).read(), re.M)}
+    return [vals[i] for i in range(len(vals))]
+
+passed = failed = 0
+def check(ok, what):
+    global passed, failed
+    print(("ok   " if ok else "FAIL ") + what)
+    passed, failed = passed + ok, failed + (not ok)
+
+h = losses(sys.argv[1])
+check(len(h) == 40, f"hazards logged {len(h)} of 40 losses")
+check(all(math.isfinite(v) for v in h), "hazards losses are finite")
+first, last = sum(h[:5]) / 5, sum(h[-5:]) / 5
+check(last < 0.8 * first, f"hazards loss falls by 20%: {first:.4f} -> {last:.4f}")
+if len(sys.argv) > 2:
+    f = losses(sys.argv[2])
+    check(len(f) == len(h), f"fixed logged {len(f)} losses")
+    worst = max(abs(a - b) / max(abs(a), 1e-6) for a, b in zip(h, f)) if f else math.inf
+    check(worst < 1e-3, f"fixed twin follows the same loss curve (worst relative gap {worst:.2e})")
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
 PY
-echo "1 passed, 0 failed"
