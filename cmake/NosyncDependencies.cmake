@@ -12,6 +12,10 @@ set(NOSYNC_SETUP_HINT "run ./scripts/setup")
 # API we build against, newest first. 19 is the tested one.
 set(NOSYNC_HAVE_CLANG OFF)
 if(NOSYNC_LINT)
+  # LLVM's package looks for optional libraries (LibEdit, zstd, CURL) it does
+  # not need here and says so; keep configure output to what matters.
+  set(_nosync_saved_log_level "${CMAKE_MESSAGE_LOG_LEVEL}")
+  set(CMAKE_MESSAGE_LOG_LEVEL ERROR)
   if(Clang_DIR)
     find_package(Clang CONFIG QUIET)
   else()
@@ -25,6 +29,7 @@ if(NOSYNC_LINT)
       endif()
     endforeach()
   endif()
+  set(CMAKE_MESSAGE_LOG_LEVEL "${_nosync_saved_log_level}")
   if(Clang_FOUND AND EXISTS "${CLANG_INCLUDE_DIRS}/clang-tidy/ClangTidyCheck.h"
      OR Clang_FOUND AND EXISTS "${LLVM_INCLUDE_DIRS}/clang-tidy/ClangTidyCheck.h")
     set(NOSYNC_HAVE_CLANG ON)
