@@ -1,0 +1,29 @@
+// Which frames belong to the user: the first frame outside the sanitizer,
+// CUPTI, the CUDA driver/runtime, LibTorch (at/c10/torch/caffe2), the C++
+// runtime and libc is the one a report points at.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "frames.h"
+
+namespace nosync::san {
+
+// True for frames that belong to a runtime library rather than to user code.
+bool is_runtime_frame(const Frame& f);
+
+// True for frames of the machinery that observed the call (sanitizer, CUPTI,
+// libcuda): they are dropped from printed stacks.
+bool is_observer_frame(const Frame& f);
+
+// Index of the first user frame (innermost first), or frames.size() if none.
+std::size_t first_user_frame(const std::vector<Frame>& frames);
+
+// Index of the first frame a report prints: observer frames on top are skipped.
+std::size_t first_printed_frame(const std::vector<Frame>& frames);
+
+// "libtorch_cuda.so" from "/x/y/libtorch_cuda.so".
+std::string basename_of(const std::string& path);
+
+}  // namespace nosync::san

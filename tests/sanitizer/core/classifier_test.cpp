@@ -1,0 +1,171 @@
+// Classification and attribution on stacks shaped like the real ones
+// (function names as dladdr/libbacktrace demangle them from torch 2.11).
+#include "attribution.h"
+#include "classifier.h"
+#include "fake_stack.h"
+
+#include <gtest/gtest.h>
+
+using namespace nosync::san;
+using namespace nosync::san::testing;
+using nosync::rules::RuleId;
+
+namespace {
+const char* kCpu = "/venv/torch/lib/libtorch_cpu.so";
+const char* kCuda = "/venv/torch/lib/libtorch_cuda.so";
+const char* kCudart = "/venv/nvidia/cu13/lib/libcudart.so.13";
+
+std::vector<Frame> with_user(std::vector<Frame> inner) {
+  std::vector<Frame> f = observer_frames();
+  f.insert(f.end(), inner.begin(), inner.end());
+  f.push_back(user("train_step(Model&, at::Tensor const&)", "/work/app/train.cpp", 42));
+  f.push_back(user("main", "/work/app/train.cpp", 97));
+  f.push_back(lib("__libc_start_main", "/lib/x86_64-linux-gnu/libc.so.6"));
+  return f;
+}
+
+std::vector<Frame> item_path(const char* typed_item) {
+  return with_user({lib("cudaStreamSynchronize", kCudart),
+                    lib("at::native::_local_scalar_dense_cuda(at::Tensor const&)", kCuda),
+                    lib("at::_ops::_local_scalar_dense::call(at::Tensor const&)", kCpu),
+                    lib("at::native::item(at::Tensor const&)", kCpu),
+                    lib("at::_ops::item::call(at::Tensor const&)", kCpu),
+                    lib("at::Tensor::item() const", kCpu), lib(typed_item, kCpu)});
+}
+
+std::vector<Frame> copy_path(const char* api, const char* entry) {
+  return with_user({lib(api, kCudart), lib("at::native::copy_kernel_cuda(at::TensorIterator&, bool)", kCuda),
+                    lib("at::native::copy_(at::Tensor&, at::Tensor const&, bool)", kCpu),
+                    lib("at::_ops::copy_::call(at::Tensor&, at::Tensor const&, bool)", kCpu),
+                    lib("at::native::_to_copy(at::Tensor const&, std::optional<c10::ScalarType>)", kCpu),
+                    lib("at::_ops::_to_copy::call(at::Tensor const&)", kCpu), lib(entry, kCpu)});
+}
+
+Classification run(const SyncEvent& e, const std::vector<Frame>& frames) {
+  std::vector<Frame> f(frames.begin() + static_cast<long>(first_printed_frame(frames)), frames.end());
+  return classify(e, f, first_user_frame(f));
+}
+
+SyncEvent ev(ApiKind k, Direction d = Direction::None, Direction last = Direction::None) {
+  SyncEvent e;
+  e.kind = k;
+  e.direction = d;
+  e.last_copy = last;
+  return e;
+}
+}  // namespace
+
+TEST(Attribution, FirstUserFrameSkipsObserverTorchCudaAndStdFrames) {
+  std::vector<Frame> f = item_path("float at::Tensor::item<float>() const");
+  f.insert(f.begin() + 10, lib("std::function<void ()>::operator()() const", "/usr/lib/libstdc++.so.6"));
+  std::size_t u = first_user_frame(f);
+  ASSERT_LT(u, f.size());
+  EXPECT_EQ(f[u].file, "/work/app/train.cpp");
+  EXPECT_EQ(f[u].line, 42);
+  EXPECT_EQ(first_printed_frame(f), 3u) << "sanitizer, CUPTI and libcuda frames are not printed";
+}
+
+TEST(Attribution, LibTorchHeaderCodeInlinedIntoTheUserBinaryIsNotTheUser) {
+  std::vector<Frame> f = {
+      user("float at::Tensor::item<float>() const", "/venv/torch/include/ATen/core/TensorBody.h", 300),
+      user("c10::Scalar::toFloat() const", "/venv/torch/include/c10/core/Scalar.h", 80),
+      user("void helper<float>(at::Tensor const&)", "/work/app/helper.h", 12)};
+  ASSERT_EQ(first_user_frame(f), 2u);
+}
+
+TEST(Attribution, PythonOnlyStacksHaveNoUserFrame) {
+  std::vector<Frame> f = {lib("at::Tensor::item() const", kCpu),
+                          lib("_PyEval_EvalFrameDefault", "/usr/bin/python3.12"),
+                          lib("Py_RunMain", "/usr/lib/libpython3.12.so.1.0")};
+  EXPECT_EQ(first_user_frame(f), f.size());
+}
+
+TEST(Classifier, ItemIsNosyncItem) {
+  Classification c = run(ev(ApiKind::StreamSync), item_path("float at::Tensor::item<float>() const"));
+  EXPECT_EQ(c.rule, RuleId::Item);
+  EXPECT_EQ(c.op, "at::Tensor::item");
+}
+
+TEST(Classifier, ItemBoolIsABoolConditionNotAnItem) {
+  Classification c = run(ev(ApiKind::StreamSync), item_path("bool at::Tensor::item<bool>() const"));
+  EXPECT_EQ(c.rule, RuleId::BoolCondition);
+  EXPECT_EQ(c.op, "at::Tensor::item<bool>");
+}
+
+TEST(Classifier, CpuIsDeviceToHostForTheCopyAndTheSyncAfterIt) {
+  const auto frames = copy_path("cudaMemcpyAsync", "at::Tensor::cpu() const");
+  Classification copy = run(ev(ApiKind::MemcpyAsync, Direction::DeviceToHost), frames);
+  EXPECT_EQ(copy.rule, RuleId::DeviceToHost);
+  EXPECT_EQ(copy.op, "at::Tensor::cpu") << "the outermost op of the copy family names the call";
+  Classification sync =
+      run(ev(ApiKind::StreamSync, Direction::None, Direction::DeviceToHost), copy_path("cudaStreamSynchronize", "at::Tensor::cpu() const"));
+  EXPECT_EQ(sync.rule, RuleId::DeviceToHost);
+}
+
+TEST(Classifier, UploadThroughToIsPageableH2D) {
+  const auto frames = copy_path("cudaMemcpyAsync",
+                                "at::Tensor::to(c10::TensorOptions, bool, bool, std::optional<c10::MemoryFormat>) const");
+  Classification c = run(ev(ApiKind::MemcpyAsync, Direction::HostToDevice), frames);
+  EXPECT_EQ(c.rule, RuleId::PageableH2D);
+  EXPECT_EQ(c.op, "at::Tensor::to");
+}
+
+TEST(Classifier, NonzeroAndClipGradNormAreHiddenSyncs) {
+  Classification nz = run(ev(ApiKind::StreamSync),
+                          with_user({lib("cudaStreamSynchronize", kCudart),
+                                     lib("at::native::nonzero_out_cuda(at::Tensor const&, at::Tensor&)", kCuda),
+                                     lib("at::_ops::nonzero::call(at::Tensor const&)", kCpu),
+                                     lib("at::Tensor::nonzero() const", kCpu)}));
+  EXPECT_EQ(nz.rule, RuleId::HiddenSync);
+  EXPECT_EQ(nz.op, "nonzero");
+  std::vector<Frame> clip = item_path("double at::Tensor::item<double>() const");
+  clip.insert(clip.end() - 3, lib("torch::nn::utils::clip_grad_norm_(std::vector<at::Tensor> const&, double)", kCpu));
+  Classification c = run(ev(ApiKind::StreamSync), clip);
+  EXPECT_EQ(c.rule, RuleId::HiddenSync) << "clip_grad_norm_'s item() is the op's hidden sync";
+}
+
+TEST(Classifier, NonzeroStaticDoesNotSyncAndIsNotNamed) {
+  Classification c = run(ev(ApiKind::StreamSync),
+                         with_user({lib("cudaStreamSynchronize", kCudart),
+                                    lib("at::_ops::nonzero_static::call(at::Tensor const&, long, long)", kCpu)}));
+  EXPECT_EQ(c.rule, RuleId::ExplicitSync) << "falls back to the API's rule";
+  EXPECT_EQ(c.op, "");
+}
+
+TEST(Classifier, ParameterTypesDoNotMatchOpNames) {
+  Classification c = run(ev(ApiKind::StreamSync),
+                          with_user({lib("cudaStreamSynchronize", kCudart),
+                                     lib("at::native::launch(std::unique_ptr<int>, at::Tensor& copy_)", kCpu)}));
+  EXPECT_EQ(c.rule, RuleId::ExplicitSync);
+  EXPECT_EQ(c.op, "");
+}
+
+TEST(Classifier, ExplicitSynchronizeWithAndWithoutTorch) {
+  Classification t = run(ev(ApiKind::DeviceSync), with_user({lib("cudaDeviceSynchronize", kCudart),
+                                                             lib("c10::cuda::device_synchronize()", kCuda),
+                                                             lib("torch::cuda::synchronize(long)", kCpu)}));
+  EXPECT_EQ(t.rule, RuleId::ExplicitSync);
+  EXPECT_EQ(t.op, "torch::cuda::synchronize");
+  Classification raw = run(ev(ApiKind::EventSync), with_user({lib("cudaEventSynchronize", kCudart)}));
+  EXPECT_EQ(raw.rule, RuleId::ExplicitSync);
+  EXPECT_EQ(raw.op, "");
+}
+
+TEST(Classifier, AllocatorCallsAreAllocatorSyncsWhateverOpCausedThem) {
+  Classification empty = run(ev(ApiKind::Free), with_user({lib("cudaFree", kCudart),
+                                                          lib("c10::cuda::CUDACachingAllocator::Native::"
+                                                              "NativeCachingAllocator::emptyCache()",
+                                                              "/venv/torch/lib/libc10_cuda.so")}));
+  EXPECT_EQ(empty.rule, RuleId::AllocatorSync);
+  EXPECT_EQ(empty.op, "c10::cuda::CUDACachingAllocator::emptyCache");
+  Classification miss = run(ev(ApiKind::Free), copy_path("cudaFree", "at::Tensor::cpu() const"));
+  EXPECT_EQ(miss.rule, RuleId::AllocatorSync);
+}
+
+TEST(Classifier, ApiFallbacksWithoutAnyFrames) {
+  EXPECT_EQ(rule_for_api(ev(ApiKind::Memcpy, Direction::DeviceToHost)), RuleId::DeviceToHost);
+  EXPECT_EQ(rule_for_api(ev(ApiKind::MemcpyAsync, Direction::HostToDevice)), RuleId::PageableH2D);
+  EXPECT_EQ(rule_for_api(ev(ApiKind::StreamSync)), RuleId::ExplicitSync);
+  EXPECT_EQ(rule_for_api(ev(ApiKind::Free)), RuleId::AllocatorSync);
+  EXPECT_EQ(rule_for_api(ev(ApiKind::Memset)), RuleId::HiddenSync);
+}
