@@ -21,8 +21,9 @@ struct Frame {
 class Symbolizer {
  public:
   virtual ~Symbolizer() = default;
-  // One Frame per pc, same order. Called once per unique stack, never on the
-  // hot path.
+  // Frames for the pcs in order, innermost first; a pc may expand to several
+  // frames when calls were inlined. Called once per unique stack, never on
+  // the hot path.
   virtual std::vector<Frame> symbolize(const std::uintptr_t* pcs, std::size_t n) = 0;
 };
 

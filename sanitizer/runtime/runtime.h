@@ -1,0 +1,20 @@
+// Process-wide lifecycle of the sanitizer: read NOSYNC_OPTIONS once, build
+// the engine, subscribe to CUPTI, and make sure a report is written however
+// the process ends (exit, error-mode abort, SIGTERM) and exactly once per
+// process across fork().
+#pragma once
+
+namespace nosync::san {
+
+class Engine;
+
+// Idempotent and thread-safe. `how` says who started it ("injection",
+// "api"), for verbosity=1. Returns true when CUPTI callbacks are active.
+bool runtime_start(const char* how);
+
+// The engine, or nullptr before start / when options were invalid.
+Engine* runtime_engine();
+
+bool runtime_active();
+
+}  // namespace nosync::san

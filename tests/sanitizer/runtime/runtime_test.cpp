@@ -1,0 +1,52 @@
+// libnosync_sanitizer.so on any machine: option errors, help, and the
+// "CUPTI/GPU unavailable" path. Each case runs in a fresh child process
+// (death-test style) because the runtime starts once per process.
+#include <nosync/sanitizer.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+#include <gtest/gtest-spi.h>
+
+namespace {
+void start_with(const char* options) {
+  ::setenv("NOSYNC_OPTIONS", options, 1);
+  int active = nosync_sanitizer_start();
+  std::fprintf(stderr, "active=%d\n", active);
+  std::fflush(stderr);
+  std::exit(0);
+}
+}  // namespace
+
+TEST(RuntimeDeathTest, UnknownOptionIsOneClearErrorAndExit) {
+  EXPECT_EXIT(start_with("mode=report:bogus=1"), ::testing::ExitedWithCode(1),
+              "ERROR: NOSYNC_OPTIONS: unknown option 'bogus'; valid options: mode, format, log_path");
+}
+
+TEST(RuntimeDeathTest, BadValueIsOneClearErrorAndExit) {
+  EXPECT_EXIT(start_with("mode=loud"), ::testing::ExitedWithCode(1),
+              "bad value 'loud' for option 'mode': expected warn\\|error\\|report");
+}
+
+TEST(RuntimeDeathTest, MissingSuppressionsFileIsAnError) {
+  EXPECT_EXIT(start_with("suppressions=/nonexistent/nosync.supp"), ::testing::ExitedWithCode(1),
+              "cannot open suppressions file '/nonexistent/nosync.supp'");
+}
+
+TEST(RuntimeDeathTest, HelpListsTheOptionsAndContinues) {
+  EXPECT_EXIT(start_with("help=1"), ::testing::ExitedWithCode(0),
+              "min_stall_us \\(Int, default 0\\)(.|\n)*active=[01]");
+}
+
+TEST(RuntimeDeathTest, WithoutCuptiOrGpuOneWarningAndTheProgramContinues) {
+  // On the GPU machine CUPTI subscribes (active=1); elsewhere the one warning
+  // must say so and the process carries on to exit normally.
+  EXPECT_EXIT(start_with("mode=report"), ::testing::ExitedWithCode(0),
+              "(WARNING: .*host syncs are not checked in this process, the program continues\nactive=0|^active=1)");
+}
+
+TEST(Runtime, ExpectNoHostSyncFailsWhenTheSanitizerCannotObserve) {
+  if (nosync_sanitizer_start()) GTEST_SKIP() << "sanitizer active here (GPU machine): covered by the gpu suite";
+  EXPECT_NONFATAL_FAILURE(EXPECT_NO_HOST_SYNC((void)0), "not active in this process");
+}
