@@ -1,0 +1,116 @@
+// nosync::kernels — multi-tensor and fused ops that keep work on the device.
+//
+// Every op here takes a list of tensors on ONE device and returns device
+// tensors: nothing copies to the host and nothing waits for the GPU. On CUDA a
+// list of any length costs two or three kernel launches; on the CPU the same
+// calls take a plain loop with the same results, so a fix-it that calls them
+// also works in CPU builds.
+//
+// Inputs: fp32, fp64, fp16 or bf16 (one dtype per list), contiguous or at
+// least dense and non-overlapping (channels-last is fine), any size including
+// empty tensors and tensors over 2^31 elements. fp16/bf16 accumulate in fp32,
+// fp64 in fp64. Results have the input dtype, like torch.sum and
+// torch._foreach_norm. Reductions are bitwise reproducible from run to run.
+//
+// CUDA graphs: the ops capture, provided the same list (same tensors) was
+// used once outside capture first (the usual warm-up): the list's work plan is
+// uploaded to the device then and reused without any host-to-device copy.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nosync::kernels {
+
+// Sum of all elements of all tensors: a 0-d tensor.
+at::Tensor sum(at::TensorList tensors);
+// One sum per tensor: a 1-d tensor of tensors.size() values.
+at::Tensor sum_per_tensor(at::TensorList tensors);
+// Mean over all elements of all tensors (NaN for zero elements, like torch).
+at::Tensor mean(at::TensorList tensors);
+// sqrt of the sum of squares of all elements of all tensors: a 0-d tensor.
+at::Tensor l2_norm(at::TensorList tensors);
+// One L2 norm per tensor: a 1-d tensor.
+at::Tensor l2_norm_per_tensor(at::TensorList tensors);
+
+// A 0-d bool device tensor: true if any element of any tensor is NaN or Inf.
+at::Tensor nonfinite_flag(at::TensorList tensors);
+// Sets `flag` (a one-element bool, int32 or float tensor on the same device)
+// to 1 if any element is NaN or Inf, and leaves it alone otherwise, so one flag
+// can collect several calls. Returns `flag`.
+at::Tensor& nonfinite_flag(at::TensorList tensors, at::Tensor& flag);
+
+// Sync-free torch::nn::utils::clip_grad_norm_: total L2 norm of the gradients,
+// then every gradient scaled in place by min(max_norm / (norm + eps), 1).
+// Takes parameters (their .grad() is used; parameters without one are
+// skipped) or the gradient tensors themselves. Returns the norm as a 0-d
+// device tensor instead of a double, so nothing waits for the GPU.
+at::Tensor clip_grad_norm_(at::TensorList params_or_grads, double max_norm, double eps = 1e-6);
+
+// Named scalars accumulated on the device, read back late.
+//
+//   MetricAccumulator metrics(device);
+//   metrics.add("loss", loss.detach());          // one small kernel, no sync
+//   if (auto m = metrics.poll()) log(m->at("loss"));  // values from a few steps ago, never waits
+//   auto m = metrics.read();                      // now: one sync, e.g. at a log interval
+//
+// Values are means over the add() calls since the last reset(): sum / count.
+class MetricAccumulator {
+ public:
+  using Values = std::map<std::string, double>;
+
+  explicit MetricAccumulator(c10::Device device, int readback_slots = 3);
+  ~MetricAccumulator();
+  MetricAccumulator(const MetricAccumulator&) = delete;
+  MetricAccumulator& operator=(const MetricAccumulator&) = delete;
+
+  // Adds a one-element tensor (any dtype, on this accumulator's device) to
+  // the running sum of `name`.
+  void add(const std::string& name, const at::Tensor& value);
+  // Non-blocking: starts a readback of the current sums if a slot is free, and
+  // returns the newest readback that has already completed (nullopt if none
+  // has yet). Never waits for the GPU.
+  std::optional<Values> poll();
+  // Blocking: the current means, after exactly one wait on one event.
+  Values read();
+  // read() then reset(): the end-of-epoch call.
+  Values flush();
+  // Zeroes every sum and count (on the device; no sync).
+  void reset();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Host-to-device staging through a small ring of pinned buffers.
+//
+//   PinnedStager stager(device);
+//   auto x = stager.stage(batch.data);   // pinned copy, then non_blocking H2D
+//
+// stage() copies the CPU tensor into the next pinned buffer (host memcpy),
+// enqueues a non_blocking copy to a new device tensor on the current stream,
+// and records an event; a buffer is reused only after its event completes
+// (the host waits only if it runs `slots` stagings ahead of the GPU).
+class PinnedStager {
+ public:
+  explicit PinnedStager(c10::Device device, int slots = 4);
+  ~PinnedStager();
+  PinnedStager(const PinnedStager&) = delete;
+  PinnedStager& operator=(const PinnedStager&) = delete;
+
+  at::Tensor stage(const at::Tensor& cpu_tensor);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nosync::kernels

@@ -1,0 +1,63 @@
+// Host-to-device staging through a ring of pinned buffers. A copy from
+// pageable memory makes the driver stage it itself and blocks the host; from
+// pinned memory, non_blocking, it is one DMA that overlaps compute.
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <nosync/kernels.h>
+
+#include <cstring>
+
+namespace nosync::kernels {
+
+struct PinnedStager::Impl {
+  struct Slot {
+    at::Tensor pinned;  // bytes
+    cudaEvent_t consumed = nullptr;  // recorded after the H2D copy that reads `pinned`
+    bool used = false;
+  };
+  c10::Device device;
+  std::vector<Slot> ring;
+  size_t next = 0;
+
+  Impl(c10::Device d, int slots) : device(d), ring(static_cast<size_t>(slots)) {
+    TORCH_CHECK(device.is_cuda(), "PinnedStager: device must be a CUDA device, got ", device);
+    TORCH_CHECK(slots >= 1, "PinnedStager: slots must be >= 1");
+    c10::cuda::CUDAGuard guard(device);
+    for (auto& s : ring) C10_CUDA_CHECK(cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
+  }
+  ~Impl() {
+    for (auto& s : ring)
+      if (s.consumed) cudaEventDestroy(s.consumed);
+  }
+};
+
+PinnedStager::PinnedStager(c10::Device device, int slots) : impl_(std::make_unique<Impl>(device, slots)) {}
+PinnedStager::~PinnedStager() = default;
+
+at::Tensor PinnedStager::stage(const at::Tensor& cpu_tensor) {
+  TORCH_CHECK(cpu_tensor.defined() && cpu_tensor.device().is_cpu(), "PinnedStager::stage: expected a CPU tensor");
+  Impl& m = *impl_;
+  c10::cuda::CUDAGuard guard(m.device);
+  const at::Tensor src = cpu_tensor.contiguous();
+  at::Tensor dst = at::empty(src.sizes(), src.options().device(m.device));
+  const auto bytes = static_cast<int64_t>(src.nbytes());
+  if (bytes == 0) return dst;
+
+  Impl::Slot& s = m.ring[m.next];
+  m.next = (m.next + 1) % m.ring.size();
+  // The buffer's previous copy must have been read by the GPU before it is
+  // overwritten. With `slots` buffers this waits only when the host runs that
+  // many stagings ahead of the GPU.
+  if (s.used) C10_CUDA_CHECK(cudaEventSynchronize(s.consumed));
+  if (!s.pinned.defined() || s.pinned.numel() < bytes)
+    s.pinned = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  std::memcpy(s.pinned.data_ptr(), src.const_data_ptr(), static_cast<size_t>(bytes));
+  const at::Tensor staged = s.pinned.narrow(0, 0, bytes).view(src.scalar_type()).view(src.sizes());
+  dst.copy_(staged, /*non_blocking=*/true);
+  C10_CUDA_CHECK(cudaEventRecord(s.consumed, at::cuda::getCurrentCUDAStream(m.device.index()).stream()));
+  s.used = true;
+  return dst;
+}
+
+}  // namespace nosync::kernels

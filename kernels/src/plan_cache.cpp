@@ -1,0 +1,150 @@
+#include "plan_cache.h"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "tensor_list.h"
+
+namespace nosync::kernels::detail {
+namespace {
+
+// Enough for a model's parameter groups and gradient lists plus tests; a
+// plan is a few bytes per tensor.
+constexpr size_t kMaxPlans = 32;
+
+struct Entry {
+  uint64_t hash = 0;
+  int device = -1;
+  std::vector<engine::TensorSlot> key;  // exact list, for collisions
+  engine::PlanShape shape;
+  at::Tensor host_blob;    // pinned; immutable once uploaded
+  at::Tensor device_blob;  // the plan on the device
+  cudaEvent_t uploaded = nullptr;
+  cudaStream_t upload_stream = nullptr;
+  bool ready = false;      // upload known complete
+  bool captured = false;   // used inside a graph capture: never evicted
+  std::vector<cudaStream_t> streams;  // streams recorded with the allocator
+  uint64_t last_use = 0;
+  ~Entry() {
+    if (uploaded) cudaEventDestroy(uploaded);
+  }
+};
+
+// Leaked on purpose: plans hold device memory, and freeing it from a static
+// destructor after the CUDA runtime has shut down would crash at exit.
+struct Cache {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Entry>> entries;
+  uint64_t clock = 0;
+  int64_t built = 0;
+};
+Cache& cache() {
+  static Cache* c = new Cache();
+  return *c;
+}
+
+bool capturing(cudaStream_t s) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  C10_CUDA_CHECK(cudaStreamIsCapturing(s, &st));
+  return st != cudaStreamCaptureStatusNone;
+}
+
+Entry* find(const Gathered& g) {
+  const auto& slots = *g.slots;
+  for (auto& e : cache().entries) {
+    if (e->hash == g.hash && e->device == g.device.index() && e->key.size() == slots.size() &&
+        std::memcmp(e->key.data(), slots.data(), slots.size() * sizeof(engine::TensorSlot)) == 0)
+      return e.get();
+  }
+  return nullptr;
+}
+
+void evict_if_full() {
+  auto& entries = cache().entries;
+  if (entries.size() < kMaxPlans) return;
+  auto victim = entries.end();
+  for (auto it = entries.begin(); it != entries.end(); ++it)
+    if (!(*it)->captured && (victim == entries.end() || (*it)->last_use < (*victim)->last_use)) victim = it;
+  if (victim != entries.end()) entries.erase(victim);  // allocator frees stream-ordered (streams recorded)
+}
+
+Entry* build(const Gathered& g, cudaStream_t stream) {
+  TORCH_CHECK(!capturing(stream), g.op,
+              ": this tensor list was not used before, and a CUDA graph is being captured. Call the op once "
+              "with the same tensors before capture (a warm-up run): its work plan is uploaded then and "
+              "reused by the graph");
+  const auto& slots = *g.slots;
+  auto e = std::make_unique<Entry>();
+  e->hash = g.hash;
+  e->device = g.device.index();
+  e->key = slots;
+  e->shape = engine::measure_plan(slots.data(), static_cast<int64_t>(slots.size()));
+  const auto bytes = static_cast<int64_t>(e->shape.bytes);
+  e->host_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  engine::write_plan(slots.data(), static_cast<int64_t>(slots.size()), e->shape, e->host_blob.data_ptr());
+  e->device_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(g.device));
+  C10_CUDA_CHECK(cudaMemcpyAsync(e->device_blob.data_ptr(), e->host_blob.data_ptr(), e->shape.bytes,
+                                 cudaMemcpyHostToDevice, stream));
+  C10_CUDA_CHECK(cudaEventCreateWithFlags(&e->uploaded, cudaEventDisableTiming));
+  C10_CUDA_CHECK(cudaEventRecord(e->uploaded, stream));
+  e->upload_stream = stream;
+  e->streams.push_back(stream);
+  ++cache().built;
+  evict_if_full();
+  cache().entries.push_back(std::move(e));
+  return cache().entries.back().get();
+}
+
+// A plan uploaded on one stream may be used on another: the first use there
+// waits for the upload (on the device), and the buffer is recorded as used by
+// that stream so the caching allocator does not recycle it too early.
+void prepare_for(Entry& e, cudaStream_t stream) {
+  const bool cap = capturing(stream);
+  if (cap) e.captured = true;  // a graph now points at this plan: keep it for good
+  // Outside capture, learn (without blocking) when the upload has landed;
+  // after that no stream ever needs to wait for it again.
+  if (!e.ready && !cap) {
+    const cudaError_t st = cudaEventQuery(e.uploaded);
+    if (st == cudaErrorNotReady) (void)cudaGetLastError();  // not an error: clear it
+    else C10_CUDA_CHECK(st);
+    e.ready = st == cudaSuccess;
+  }
+  if (std::find(e.streams.begin(), e.streams.end(), stream) != e.streams.end()) return;
+  // Inside capture the wait must be an external-event node: a plain wait on
+  // an event recorded outside the capture is not part of the graph.
+  if (!e.ready) C10_CUDA_CHECK(cudaStreamWaitEvent(stream, e.uploaded, cap ? cudaEventWaitExternal : 0));
+  c10::cuda::CUDACachingAllocator::recordStream(e.device_blob.storage().data_ptr(),
+                                                c10::cuda::getStreamFromExternal(stream, e.device));
+  e.streams.push_back(stream);
+}
+
+}  // namespace
+
+DevicePlan plan_for(const Gathered& g, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(cache().mutex);
+  Entry* e = find(g);
+  if (e == nullptr) e = build(g, stream);
+  prepare_for(*e, stream);
+  e->last_use = ++cache().clock;
+  return {e->shape, engine::view_plan(e->shape, e->device_blob.data_ptr())};
+}
+
+int64_t plans_built() {
+  std::lock_guard<std::mutex> lock(cache().mutex);
+  return cache().built;
+}
+
+void clear_plan_cache() {
+  std::lock_guard<std::mutex> lock(cache().mutex);
+  auto& entries = cache().entries;
+  entries.erase(std::remove_if(entries.begin(), entries.end(), [](auto& e) { return !e->captured; }),
+                entries.end());
+}
+
+}  // namespace nosync::kernels::detail

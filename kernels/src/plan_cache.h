@@ -1,0 +1,39 @@
+// Device-resident work plans, cached per tensor list.
+//
+// A list of 5000 tensors needs ~100 KB of tables, more than the 32 KB kernel
+// parameter space, so the plan lives in a device buffer. Uploading it on every
+// call would cost a host-to-device copy per call and would break CUDA-graph
+// capture (the copy's source would change under the graph, the reason PyTorch
+// reverted #119153). Instead the plan is built and uploaded once per distinct
+// list (same pointers, same sizes) and found again by hash + exact compare.
+// Plans are immutable after upload, so any stream may use one; per-call
+// scratch (the partials) is allocated per call from the caching allocator.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/plan.h"
+
+namespace nosync::kernels::detail {
+
+struct Gathered;
+
+struct DevicePlan {
+  engine::PlanShape shape;
+  engine::PlanView view;  // pointers into the device buffer
+};
+
+// Returns the plan for the gathered CUDA list, building and uploading it on a
+// miss, and makes `stream` safe to use it. Throws if a miss happens while
+// `stream` is capturing a CUDA graph (warm up outside capture first).
+DevicePlan plan_for(const Gathered& g, cudaStream_t stream);
+
+// For tests and benchmarks: number of plans built so far, and a reset.
+int64_t plans_built();
+void clear_plan_cache();
+
+}  // namespace nosync::kernels::detail

@@ -1,0 +1,83 @@
+#include "tensor_list.h"
+
+#include <c10/util/Exception.h>
+
+namespace nosync::kernels::detail {
+namespace {
+
+bool supported(at::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
+}
+
+const at::Tensor* pick(const at::Tensor& t, Select select) {
+  if (select == Select::kTensors) return &t;
+  const at::Tensor& g = t.grad();  // a reference into autograd meta: no refcount traffic
+  if (g.defined()) return &g;
+  if (t.requires_grad()) return nullptr;  // a parameter that got no gradient
+  return &t;
+}
+
+}  // namespace
+
+Gathered gather(const char* op, at::TensorList list, Select select) {
+  thread_local std::vector<engine::TensorSlot> slots;
+  thread_local std::vector<const at::Tensor*> tensors;
+  slots.clear();
+  tensors.clear();
+  Gathered g;
+  g.op = op;
+  g.slots = &slots;
+  g.tensors = &tensors;
+
+  const char* what = select == Select::kTensors ? "tensors" : "gradient of tensors";
+  int64_t first = -1;  // index of the first selected tensor: the reference for device and dtype
+  c10::TensorImpl* ref = nullptr;
+  uint64_t h = 1469598103934665603ull;
+  const int64_t n = static_cast<int64_t>(list.size());
+  for (int64_t i = 0; i < n; ++i) {
+    TORCH_CHECK(list[i].defined(), op, ": tensors[", i, "] is an undefined tensor");
+    const at::Tensor* t = pick(list[i], select);
+    if (t == nullptr) continue;
+    c10::TensorImpl* impl = t->unsafeGetTensorImpl();
+    if (ref == nullptr) {
+      first = i;
+      ref = impl;
+      g.device = impl->device();
+      g.dtype = impl->dtype().toScalarType();
+      TORCH_CHECK(g.device.is_cuda() || g.device.is_cpu(), op, ": ", what, "[", i, "] is on ", g.device,
+                  "; only CUDA and CPU tensors are supported");
+      TORCH_CHECK(supported(g.dtype), op, ": ", what, "[", i, "] has dtype ", g.dtype,
+                  "; supported: Float, Double, Half, BFloat16");
+      if (g.device.is_cuda()) slots.reserve(static_cast<size_t>(n));
+      else tensors.reserve(static_cast<size_t>(n));
+    } else {
+      if (C10_UNLIKELY(impl->device() != g.device))
+        TORCH_CHECK(false, op, ": ", what, "[", i, "] is on ", impl->device(), " but ", what, "[", first,
+                    "] is on ", g.device, "; all tensors must be on one device");
+      if (C10_UNLIKELY(impl->dtype().toScalarType() != g.dtype))
+        TORCH_CHECK(false, op, ": ", what, "[", i, "] has dtype ", impl->dtype().toScalarType(), " but ", what, "[",
+                    first, "] has ", g.dtype,
+                    "; one dtype per call (call once per dtype group, or convert)");
+    }
+    if (g.device.is_cuda()) {
+      // Dense and non-overlapping (contiguous, channels-last, any permutation):
+      // the elements are exactly numel items from data(), in some order, which
+      // is all a reduction or an element-wise scale needs.
+      if (C10_UNLIKELY(!impl->is_contiguous() && !impl->is_non_overlapping_and_dense()))
+        TORCH_CHECK(false, op, ": ", what, "[", i,
+                    "] is neither contiguous nor dense (a strided view?); pass .contiguous() copies");
+      const int64_t numel = impl->numel();
+      const void* ptr = numel == 0 ? nullptr : impl->data();
+      slots.push_back({ptr, numel});
+      h = (h ^ reinterpret_cast<uintptr_t>(ptr)) * 1099511628211ull;
+      h = (h ^ static_cast<uint64_t>(numel)) * 1099511628211ull;
+    } else {
+      tensors.push_back(t);
+    }
+    ++g.count;
+  }
+  g.hash = h ^ static_cast<uint64_t>(g.count);
+  return g;
+}
+
+}  // namespace nosync::kernels::detail
