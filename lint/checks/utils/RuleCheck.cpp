@@ -1,0 +1,101 @@
+#include "utils/RuleCheck.h"
+
+#include "utils/TorchMatchers.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <algorithm>
+
+namespace clang::tidy::nosync {
+
+RuleCheck::RuleCheck(StringRef Name, ClangTidyContext *Context, ::nosync::rules::RuleId RuleId)
+    : ClangTidyCheck(Name, Context), Rule(::nosync::rules::get(RuleId)),
+      // Read as a string: the templated OptionsView::get<T> overloads mangle
+      // differently under g++ and clang++, which breaks the --load plugin.
+      LowSeverityText(Options.getLocalOrGlobal("LowSeverity", "remark").str()) {
+  if (std::optional<LowSeverityMode> Mode = parseLowSeverity(LowSeverityText)) {
+    LowSeverity = *Mode;
+  } else {
+    configurationDiag("invalid value '%0' for option '%1.LowSeverity'; expected remark, silent or warning")
+        << LowSeverityText << Name;
+    LowSeverityText = "remark";
+  }
+}
+
+void RuleCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
+  Options.store(Opts, "LowSeverity", LowSeverityText);
+}
+
+std::optional<RuleCheck::LowSeverityMode> RuleCheck::parseLowSeverity(StringRef Value) {
+  return llvm::StringSwitch<std::optional<LowSeverityMode>>(Value.lower())
+      .Cases("remark", "note", LowSeverityMode::Remark)
+      .Cases("silent", "none", "off", LowSeverityMode::Silent)
+      .Case("warning", LowSeverityMode::Warning)
+      .Default(std::nullopt);
+}
+
+bool RuleCheck::isDuplicate(const Finding &F, ASTContext &Ctx) {
+  StringRef Value = sourceText(F.Value, Ctx);
+  if (Value.empty())
+    return false;
+  const Stmt *Root = statementRoot(F.Site, Ctx);
+  return !ValuesPerStatement[Root].insert(Value).second;
+}
+
+void RuleCheck::report(Finding F, ASTContext &Ctx) {
+  PendingContext = &Ctx;
+  Pending.push_back(std::move(F));
+}
+
+void RuleCheck::onEndOfTranslationUnit() {
+  if (PendingContext) {
+    const SourceManager &SM = PendingContext->getSourceManager();
+    std::stable_sort(Pending.begin(), Pending.end(), [&](const Finding &A, const Finding &B) {
+      return SM.isBeforeInTranslationUnit(A.Loc, B.Loc);
+    });
+    // Matchers also fire once per template instantiation at the same place.
+    Pending.erase(std::unique(Pending.begin(), Pending.end(),
+                              [](const Finding &A, const Finding &B) { return A.Loc == B.Loc && A.What == B.What; }),
+                  Pending.end());
+    for (const Finding &F : Pending)
+      emit(F, *PendingContext);
+  }
+  Pending.clear();
+  ValuesPerStatement.clear();
+  PendingContext = nullptr;
+}
+
+void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
+  SyncContext Where = Analyzer.classify(F.Site, Ctx);
+  DiagnosticIDs::Level Level = DiagnosticIDs::Warning;
+  if (Where.isLowSeverity()) {
+    if (LowSeverity == LowSeverityMode::Silent)
+      return;
+    if (LowSeverity == LowSeverityMode::Remark)
+      Level = DiagnosticIDs::Remark;
+  }
+
+  if (isDuplicate(F, Ctx)) {
+    // Attaches to the finding emitted just before for the same statement.
+    diag(F.Loc, "%0 synchronizes on '%1' again in this statement; read it once into a local and reuse it",
+         DiagnosticIDs::Note)
+        << F.What << sourceText(F.Value, Ctx);
+    return;
+  }
+
+  std::string Context = Where.describe();
+  std::string Message = F.What + (Context.empty() ? "" : " " + Context) + ": " + std::string(Rule.summary) +
+                        "; " + std::string(Rule.fix);
+  {
+    DiagnosticBuilder D = diag(F.Loc, "%0", Level) << Message;
+    for (const FixItHint &Fix : F.Fixes)
+      D << Fix;
+  }
+  if (!F.Advice.empty()) {
+    DiagnosticBuilder N = diag(F.Loc, "%0", DiagnosticIDs::Note) << F.Advice;
+    for (const FixItHint &Fix : F.AdviceFixes)
+      N << Fix;
+  }
+}
+
+}  // namespace clang::tidy::nosync

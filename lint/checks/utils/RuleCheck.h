@@ -1,0 +1,80 @@
+// Base of every nosync check: ties a check to its catalog entry, turns the
+// context of a finding into a diagnostic level, and reports a second sync on
+// the same value in one statement as a note on the first instead of another
+// warning.
+#pragma once
+
+#include "utils/SyncContext.h"
+
+#include "clang-tidy/ClangTidyCheck.h"
+#include "nosync/rules.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <string>
+#include <vector>
+
+namespace clang::tidy::nosync {
+
+/// One finding as a check describes it; RuleCheck decides whether and how
+/// loudly it is reported.
+struct Finding {
+  /// The expression that syncs; its surroundings decide the severity.
+  const Expr *Site = nullptr;
+  /// Where the caret goes (usually the method name of the call).
+  SourceLocation Loc;
+  /// What matched, quoted for the message, e.g. "'item()'".
+  std::string What;
+  /// The value being synced, for duplicate detection; may be null.
+  const Expr *Value = nullptr;
+  /// Edits that keep behaviour; attached to the finding, applied by --fix.
+  std::vector<FixItHint> Fixes;
+  /// A concrete suggestion for this pattern that changes timing or
+  /// semantics; emitted as a note. Empty for none.
+  std::string Advice;
+  /// A complete edit implementing `Advice`, attached to the note only
+  /// (applied with --fix-notes, never by plain --fix).
+  std::vector<FixItHint> AdviceFixes;
+};
+
+class RuleCheck : public ClangTidyCheck {
+public:
+  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
+    return LangOpts.CPlusPlus;
+  }
+  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
+
+protected:
+  RuleCheck(StringRef Name, ClangTidyContext *Context, ::nosync::rules::RuleId Rule);
+
+  /// Queues a finding. Findings are emitted at the end of the translation
+  /// unit in source order, so "the second sync in a statement" means the
+  /// second in reading order whatever order the matchers fired in.
+  void report(Finding F, ASTContext &Ctx);
+  void onEndOfTranslationUnit() override;
+
+  SyncContextAnalyzer &contextAnalyzer() { return Analyzer; }
+
+private:
+  /// How throttled, test and one-off findings are reported; option
+  /// `LowSeverity` = remark (default) | silent | warning.
+  enum class LowSeverityMode { Remark, Silent, Warning };
+  static std::optional<LowSeverityMode> parseLowSeverity(StringRef Value);
+
+  /// Classifies the finding's context and emits it (or not).
+  void emit(const Finding &F, ASTContext &Ctx);
+
+  /// Whether `F` repeats a sync already reported in the same statement;
+  /// remembers it otherwise.
+  bool isDuplicate(const Finding &F, ASTContext &Ctx);
+
+  const ::nosync::rules::Rule &Rule;
+  std::string LowSeverityText;
+  LowSeverityMode LowSeverity = LowSeverityMode::Remark;
+  SyncContextAnalyzer Analyzer;
+  llvm::DenseMap<const Stmt *, llvm::StringSet<>> ValuesPerStatement;
+  std::vector<Finding> Pending;
+  ASTContext *PendingContext = nullptr;
+};
+
+}  // namespace clang::tidy::nosync

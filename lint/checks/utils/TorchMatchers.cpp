@@ -1,0 +1,394 @@
+#include "utils/TorchMatchers.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <string>
+#include <vector>
+
+namespace clang::tidy::nosync {
+using namespace ast_matchers;
+
+namespace torch_matchers {
+
+Matcher<Decl> tensorClass() {
+  return cxxRecordDecl(hasAnyName("::at::Tensor", "::at::TensorBase"));
+}
+
+Matcher<QualType> tensorType() {
+  auto Tensor = qualType(hasUnqualifiedDesugaredType(recordType(hasDeclaration(tensorClass()))));
+  return qualType(anyOf(Tensor, referenceType(pointee(Tensor))));
+}
+
+Matcher<Expr> tensorExpr() { return expr(hasType(tensorType())); }
+
+Matcher<Stmt> tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names) {
+  return cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName(Names), ofClass(tensorClass()))));
+}
+
+Matcher<Stmt> torchFunctionCall(llvm::ArrayRef<llvm::StringRef> Names) {
+  // LibTorch re-exports ATen's functions into torch:: (using-declarations and
+  // `using namespace at`), so a bare name means either namespace.
+  std::vector<std::string> Qualified;
+  for (llvm::StringRef N : Names) {
+    if (N.starts_with("::")) {
+      Qualified.push_back(N.str());
+    } else {
+      Qualified.push_back(("::at::" + N).str());
+      Qualified.push_back(("::torch::" + N).str());
+    }
+  }
+  std::vector<llvm::StringRef> Refs(Qualified.begin(), Qualified.end());
+  return callExpr(callee(functionDecl(hasAnyName(llvm::ArrayRef<llvm::StringRef>(Refs)))));
+}
+
+Matcher<QualType> tensorContainerType() {
+  auto Container = classTemplateSpecializationDecl(
+      hasAnyName("::std::vector", "::std::deque", "::std::list", "::std::array",
+                 "::c10::ArrayRef", "::c10::List", "::torch::OrderedDict"),
+      hasAnyTemplateArgument(refersToType(tensorType())));
+  auto Plain = qualType(hasUnqualifiedDesugaredType(recordType(hasDeclaration(Container))));
+  return qualType(anyOf(Plain, referenceType(pointee(Plain))));
+}
+
+}  // namespace torch_matchers
+
+namespace {
+
+// Implicit nodes LibTorch's overloads introduce (temporaries, conversions to
+// TensorOptions / std::optional) are not what the user wrote; look through them.
+const Expr *strip(const Expr *E) {
+  return E ? E->IgnoreUnlessSpelledInSource()->IgnoreParens() : nullptr;
+}
+
+// "c10::Device", "c10::TensorOptions", ... for a (possibly sugared,
+// referenced, cv-qualified) type; "" for types without a tag declaration.
+std::string tagName(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType().getUnqualifiedType();
+  if (const TagDecl *D = T->getAsTagDecl())
+    return D->getQualifiedNameAsString();
+  return "";
+}
+
+bool isDeviceTypeEnum(QualType T) { return tagName(T) == "c10::DeviceType"; }
+bool isDeviceRecord(QualType T) { return tagName(T) == "c10::Device"; }
+bool isTensorOptions(QualType T) { return tagName(T) == "c10::TensorOptions"; }
+
+const CXXRecordDecl *parentClassOf(const FunctionDecl *F) {
+  const auto *M = dyn_cast_or_null<CXXMethodDecl>(F);
+  return M ? M->getParent() : nullptr;
+}
+
+bool isTorchFunction(const FunctionDecl *F) {
+  if (!F || parentClassOf(F))
+    return false;
+  std::string Q = F->getQualifiedNameAsString();
+  return llvm::StringRef(Q).starts_with("at::") || llvm::StringRef(Q).starts_with("torch::");
+}
+
+DeviceKind fromDeviceTypeValue(const Expr *E, const ASTContext &Ctx) {
+  Expr::EvalResult R;
+  if (E->isValueDependent() || !E->EvaluateAsRValue(R, Ctx) || !R.Val.isInt())
+    return DeviceKind::Unknown;
+  // Values of c10::DeviceType (c10/core/DeviceType.h): CPU = 0, CUDA = 1.
+  switch (R.Val.getInt().getExtValue()) {
+  case 0:
+    return DeviceKind::Cpu;
+  case 1:
+    return DeviceKind::Cuda;
+  default:
+    return DeviceKind::Unknown;
+  }
+}
+
+DeviceKind fromDeviceString(llvm::StringRef S) {
+  if (S.starts_with("cpu"))
+    return DeviceKind::Cpu;
+  if (S.starts_with("cuda"))
+    return DeviceKind::Cuda;
+  return DeviceKind::Unknown;
+}
+
+// Options that carry no device: a dtype, layout or memory format converted to
+// TensorOptions, or the `at::dtype(..)`-style helpers.
+bool isDeviceFreeOption(QualType T) {
+  std::string N = tagName(T);
+  return N == "c10::ScalarType" || N == "c10::Layout" || N == "c10::MemoryFormat" ||
+         N == "caffe2::TypeMeta";
+}
+
+DeviceKind classifyDeviceImpl(const Expr *E, const ASTContext &Ctx, int Depth) {
+  E = strip(E);
+  if (!E || Depth > 8)
+    return DeviceKind::Unknown;
+  QualType T = E->getType();
+
+  if (isDeviceTypeEnum(T))
+    return fromDeviceTypeValue(E, Ctx);
+  if (isDeviceFreeOption(T))
+    return DeviceKind::NoDevice;
+  if (const auto *S = dyn_cast<StringLiteral>(E))
+    return fromDeviceString(S->getString());
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    // A local Device/TensorOptions is usually built once; its initializer
+    // says where it points.
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    if (V && V->getInit() && !isa<ParmVarDecl>(V))
+      return classifyDeviceImpl(V->getInit(), Ctx, Depth + 1);
+    return DeviceKind::Unknown;
+  }
+  // torch::Device(torch::kCUDA, 0), at::Device("cpu"), TensorOptions(kCUDA),
+  // std::optional<Device>(...): the first argument names the device.
+  if (const auto *C = dyn_cast<CXXConstructExpr>(E)) {
+    if (C->getNumArgs() == 0 || isa<CXXDefaultArgExpr>(C->getArg(0)))
+      return isTensorOptions(T) ? DeviceKind::NoDevice : DeviceKind::Unknown;
+    std::string N = tagName(T);
+    if (isDeviceRecord(T) || isTensorOptions(T) || N == "std::optional" || N == "c10::optional")
+      return classifyDeviceImpl(C->getArg(0), Ctx, Depth + 1);
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Cast = dyn_cast<ExplicitCastExpr>(E))
+    return classifyDeviceImpl(Cast->getSubExpr(), Ctx, Depth + 1);
+
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    const CXXMethodDecl *M = MC->getMethodDecl();
+    if (M && M->getParent()->getQualifiedNameAsString() == "c10::TensorOptions") {
+      // Builder chain: TensorOptions().dtype(..).device(kCUDA).
+      if (M->getName() == "device" && MC->getNumArgs() >= 1)
+        return classifyDeviceImpl(MC->getArg(0), Ctx, Depth + 1);
+      return classifyDeviceImpl(MC->getImplicitObjectArgument(), Ctx, Depth + 1);
+    }
+    // tensor.device(), tensor.options(): runtime facts.
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    // at::device(kCUDA) / torch::device(..) / torch::dtype(..) return TensorOptions.
+    const FunctionDecl *F = Call->getDirectCallee();
+    if (F && isTorchFunction(F) && isTensorOptions(T)) {
+      if (F->getName() == "device" && Call->getNumArgs() >= 1)
+        return classifyDeviceImpl(Call->getArg(0), Ctx, Depth + 1);
+      if (F->getName() == "dtype" || F->getName() == "layout" || F->getName() == "requires_grad")
+        return DeviceKind::NoDevice;
+    }
+    return DeviceKind::Unknown;
+  }
+  return DeviceKind::Unknown;
+}
+
+bool refersTo(const Expr *E, const VarDecl *V) {
+  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(strip(E));
+  return DRE && DRE->getDecl() == V;
+}
+
+// Whether `V` is assigned or moved from anywhere in its function after its
+// initialization; if so its placement is no longer what the initializer says.
+bool isLocallyReassigned(const VarDecl *V, ASTContext &Ctx) {
+  const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
+  if (!Fn || !Fn->hasBody())
+    return true;
+  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
+  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref));
+  auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref));
+  return !match(stmt(hasDescendant(stmt(anyOf(Assign, Moved)))), *Fn->getBody(), Ctx).empty();
+}
+
+// Factories whose result is placed by their TensorOptions argument and
+// default to the CPU when none is given.
+bool isPlacingFactory(llvm::StringRef Name) {
+  static const llvm::StringRef Factories[] = {
+      "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+      "linspace", "logspace", "eye", "tensor", "from_blob", "scalar_tensor", "empty_strided"};
+  return llvm::is_contained(Factories, Name);
+}
+
+bool factoryIsOnCpu(const CallExpr *Call, const ASTContext &Ctx) {
+  const FunctionDecl *F = Call->getDirectCallee();
+  unsigned N = std::min(Call->getNumArgs(), F->getNumParams());
+  for (unsigned I = 0; I < N; ++I) {
+    if (!isTensorOptions(F->getParamDecl(I)->getType()))
+      continue;
+    const Expr *Arg = Call->getArg(I);
+    if (isa<CXXDefaultArgExpr>(Arg))
+      return true;  // default options: the CPU
+    DeviceKind K = classifyDeviceImpl(Arg, Ctx, 0);
+    return K == DeviceKind::Cpu || K == DeviceKind::NoDevice;
+  }
+  return true;  // no options parameter at all: the CPU
+}
+
+bool isProvablyOnCpuImpl(const Expr *E, ASTContext &Ctx, int Depth) {
+  E = strip(E);
+  if (!E || Depth > 12)
+    return false;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    llvm::StringRef Name = tensorMethodName(MC);
+    if (Name.empty())
+      return false;
+    if (Name == "cpu")
+      return true;
+    if (Name == "cuda")
+      return false;
+    if (Name == "to") {
+      if (const Expr *Dev = deviceArgOfTo(MC)) {
+        DeviceKind K = classifyDeviceImpl(Dev, Ctx, 0);
+        if (K != DeviceKind::NoDevice)
+          return K == DeviceKind::Cpu;
+      }
+      // to(other) is placed like `other`.
+      const Expr *Arg0 = MC->getNumArgs() ? strip(MC->getArg(0)) : nullptr;
+      if (Arg0 && isTensorType(Arg0->getType()))
+        return isProvablyOnCpuImpl(Arg0, Ctx, Depth + 1);
+    }
+    // Every other tensor op (and to(dtype)) keeps its input's placement.
+    return isTensorType(MC->getType()) && isProvablyOnCpuImpl(receiverOf(MC), Ctx, Depth + 1);
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *F = Call->getDirectCallee();
+    if (!isTorchFunction(F))
+      return false;
+    if (isPlacingFactory(F->getName()))
+      return factoryIsOnCpu(Call, Ctx);
+    // Other ATen functions compute where their tensor inputs live.
+    bool SawTensor = false;
+    for (const Expr *Arg : Call->arguments()) {
+      if (!isTensorType(Arg->getType()))
+        continue;
+      SawTensor = true;
+      if (!isProvablyOnCpuImpl(Arg, Ctx, Depth + 1))
+        return false;
+    }
+    return SawTensor;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    if (!V || !V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit())
+      return false;
+    return isProvablyOnCpuImpl(V->getInit(), Ctx, Depth + 1) && !isLocallyReassigned(V, Ctx);
+  }
+  return false;
+}
+
+const Expr *statementRootImpl(const Expr *E, ASTContext &Ctx) {
+  const Expr *Root = E;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Root);
+    if (Parents.empty())
+      return Root;
+    const auto *P = Parents[0].get<Expr>();
+    if (!P)
+      return Root;
+    Root = P;
+  }
+}
+
+}  // namespace
+
+bool isTensorType(QualType T) {
+  if (T.isNull())
+    return false;
+  std::string N = tagName(T);
+  return N == "at::Tensor" || N == "at::TensorBase";
+}
+
+bool isTensorExpr(const Expr *E) { return E && isTensorType(E->getType()); }
+
+bool isDeviceTyped(const Expr *E) {
+  E = strip(E);
+  return E && (isDeviceRecord(E->getType()) || isDeviceTypeEnum(E->getType()));
+}
+
+llvm::StringRef tensorMethodName(const Expr *E) {
+  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(E);
+  if (!MC)
+    return "";
+  const CXXMethodDecl *M = MC->getMethodDecl();
+  if (!M || !M->getDeclName().isIdentifier())
+    return "";
+  std::string Cls = M->getParent()->getQualifiedNameAsString();
+  if (Cls != "at::Tensor" && Cls != "at::TensorBase")
+    return "";
+  return M->getName();
+}
+
+const Expr *receiverOf(const Expr *Call) {
+  const auto *MC = dyn_cast_or_null<CXXMemberCallExpr>(Call);
+  return MC ? strip(MC->getImplicitObjectArgument()) : nullptr;
+}
+
+DeviceKind classifyDevice(const Expr *E, const ASTContext &Ctx) {
+  return classifyDeviceImpl(E, Ctx, 0);
+}
+
+const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall) {
+  const CXXMethodDecl *M = ToCall->getMethodDecl();
+  if (!M || M->getNumParams() == 0 || ToCall->getNumArgs() == 0)
+    return nullptr;
+  QualType P0 = M->getParamDecl(0)->getType();
+  // to(TensorOptions, ...) and to(Device, ScalarType, ...).
+  if (isTensorOptions(P0) || isDeviceRecord(P0))
+    return ToCall->getArg(0);
+  // to(optional<ScalarType>, optional<Layout>, optional<Device>, ...).
+  if (M->getNumParams() >= 3 && ToCall->getNumArgs() >= 3 &&
+      llvm::StringRef(M->getParamDecl(2)->getType().getAsString()).contains("Device"))
+    return ToCall->getArg(2);
+  return nullptr;  // to(ScalarType), to(TypeMeta), to(const Tensor&)
+}
+
+bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx) { return isProvablyOnCpuImpl(E, Ctx, 0); }
+
+bool isInControlFlowCondition(const Expr *E, ASTContext &Ctx) {
+  const Stmt *Child = E;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Child);
+    if (Parents.empty())
+      return false;
+    const DynTypedNode &P = Parents[0];
+    if (const auto *If = P.get<IfStmt>())
+      return Child == If->getCond() || Child == If->getConditionVariableDeclStmt();
+    if (const auto *W = P.get<WhileStmt>())
+      return Child == W->getCond() || Child == W->getConditionVariableDeclStmt();
+    if (const auto *F = P.get<ForStmt>())
+      return Child == F->getCond() || Child == F->getConditionVariableDeclStmt();
+    if (const auto *D = P.get<DoStmt>())
+      return Child == D->getCond();
+    if (const auto *Sw = P.get<SwitchStmt>())
+      return Child == Sw->getCond();
+    if (const auto *C = P.get<AbstractConditionalOperator>()) {
+      if (Child == C->getCond())
+        return true;
+    } else if (const auto *B = P.get<BinaryOperator>()) {
+      if (B->isLogicalOp())
+        return true;
+    } else if (P.get<LambdaExpr>()) {
+      return false;
+    }
+    // `if (auto stop = x.item<bool>())` goes through the condition variable.
+    if (const auto *V = P.get<VarDecl>()) {
+      DynTypedNodeList VP = Ctx.getParents(*V);
+      if (VP.empty() || !VP[0].get<DeclStmt>())
+        return false;
+      Child = VP[0].get<DeclStmt>();
+      continue;
+    }
+    const auto *PE = P.get<Expr>();
+    if (!PE)
+      return false;
+    Child = PE;
+  }
+}
+
+const Stmt *statementRoot(const Expr *E, ASTContext &Ctx) { return statementRootImpl(E, Ctx); }
+
+llvm::StringRef sourceText(const Expr *E, const ASTContext &Ctx) {
+  if (!E)
+    return "";
+  return Lexer::getSourceText(CharSourceRange::getTokenRange(E->getSourceRange()),
+                              Ctx.getSourceManager(), Ctx.getLangOpts());
+}
+
+}  // namespace clang::tidy::nosync
