@@ -1,46 +1,190 @@
 #!/usr/bin/env bash
-# usage: cli_test.sh <nosync-lint> <fixtures dir> <torch include dirs, ':'-separated> <rules.def>
-# Each check runs the real binary and asserts its exit code and output.
+# usage: cli_test.sh <nosync-lint> <fixtures dir> <torch include dirs, ':'-separated> <rules.def> <nosync-lint-fake>
+# Each check runs a real binary and asserts its exit code and output.
+# nosync-lint-fake is the same driver linked with a fake check module (see
+# fixtures/fake_module): it flags every `.item()` call, so the tool's own
+# features are tested against findings that do not move with the real checks.
 set -u
-LINT=$1 FIX=$2 TORCH_INC=$3 RULES_DEF=$4
+LINT=$1 FIX=$(cd "$2" && pwd) TORCH_INC=$3 RULES_DEF=$4 FAKE=$5
 pass=0 fail=0 skip=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export NO_COLOR=1
+
+ok() { echo "ok   $1"; pass=$((pass+1)); }
+bad() { echo "FAIL $1"; [[ -f $tmp/out ]] && sed 's/^/    /' "$tmp/out" | head -30; fail=$((fail+1)); }
 
 # expect <name> <expected exit code> <regex the output must match> -- <command...>
 expect() {
   local name=$1 code=$2 pattern=$3; shift 4
   "$@" >"$tmp/out" 2>&1; local rc=$?
-  if [[ $rc -ne $code ]]; then
-    echo "FAIL $name: exit $rc, expected $code"; sed 's/^/    /' "$tmp/out" | head -20; fail=$((fail+1)); return
-  fi
-  if [[ -n $pattern ]] && ! grep -Eq -- "$pattern" "$tmp/out"; then
-    echo "FAIL $name: output does not match /$pattern/"; sed 's/^/    /' "$tmp/out" | head -20; fail=$((fail+1)); return
-  fi
-  echo "ok   $name"; pass=$((pass+1))
+  if [[ $rc -ne $code ]]; then bad "$name: exit $rc, expected $code"; return; fi
+  if [[ -n $pattern ]] && ! grep -Eq -- "$pattern" "$tmp/out"; then bad "$name: output does not match /$pattern/"; return; fi
+  ok "$name"
+}
+# expect_lines <name> <n>: the last command's output has exactly n lines (one-line errors).
+expect_lines() {
+  local n; n=$(wc -l <"$tmp/out")
+  if [[ $n -eq $2 ]]; then ok "$1"; else bad "$1: $n output lines, expected $2"; fi
+}
+# json_assert <name> <json file> <python expression over `d`>
+json_assert() {
+  if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert $3, d" "$2" >"$tmp/py" 2>&1; then ok "$1"
+  else bad "$1: assertion failed: $3"; sed 's/^/    /' "$tmp/py" | tail -3; fi
 }
 
+# ------------------------------------------------------------ basics
 expect version 0 '^nosync-lint [0-9]+\.[0-9]+\.[0-9]+ \(Clang/LLVM 1[0-9]\.' -- "$LINT" --version
 expect help 0 'usage: nosync-lint' -- "$LINT" --help
+expect help-says-notes-hidden 0 'default warning: low-severity' -- "$LINT" --help
 expect unknown-option 2 "unknown option '--bogus'" -- "$LINT" --bogus
+expect_lines unknown-option-one-line 1
+expect bad-format 2 "--format must be text, json or sarif" -- "$LINT" --format=xml x.cpp
+expect bad-jobs 2 "-j needs a number" -- "$LINT" -j zero x.cpp
 expect no-input 2 'no input files' -- "$LINT"
 expect missing-file 2 'no such file: .*does-not-exist.cpp' -- "$LINT" "$FIX/does-not-exist.cpp" --
+expect_lines missing-file-one-line 1
+expect non-cxx-file 2 'not_cpp.py is not a C\+\+ source file' -- "$LINT" "$FIX/not_cpp.py" --
+expect_lines non-cxx-one-line 1
+expect unknown-rule-in-checks 2 "--checks: 'nosync-itme' matches no rule" -- "$LINT" --checks=-*,nosync-itme "$FIX/parse_ok_plain.cpp" --
+expect explain 0 '^nosync-item \(warning' -- "$LINT" --explain nosync-item
+# The doc page itself must follow the catalog entry.
+first_doc_line=$(head -1 "$(dirname "$RULES_DEF")/../../docs/nosync-item.md")
+if grep -Fxq -- "$first_doc_line" "$tmp/out"; then ok "explain-prints-doc-page"; else bad "explain-prints-doc-page"; fi
+expect explain-unknown 2 "unknown rule 'nosync-nope'" -- "$LINT" --explain nosync-nope
 
 # --list-rules prints exactly the catalog: one line per NOSYNC_RULE entry.
 n_rules=$(grep -c '^NOSYNC_RULE(' "$RULES_DEF")
 "$LINT" --list-rules >"$tmp/rules" 2>&1
 listed=$(grep -c '^nosync-' "$tmp/rules")
-if [[ $listed -eq $n_rules && $n_rules -ge 9 ]]; then echo "ok   list-rules ($listed rules)"; pass=$((pass+1))
-else echo "FAIL list-rules: listed $listed, catalog has $n_rules"; fail=$((fail+1)); fi
+if [[ $listed -eq $n_rules && $n_rules -ge 9 ]]; then ok "list-rules ($listed rules)"
+else bad "list-rules: listed $listed, catalog has $n_rules"; fi
 
-# Real parses. The LibTorch one needs the torch headers; without them it is skipped, visibly.
+# ------------------------------------------------------------ real parses
 expect parse-plain 0 '' -- "$LINT" "$FIX/parse_ok_plain.cpp" -- -std=c++17
 expect parse-error 3 'could not parse' -- "$LINT" "$FIX/parse_error.cpp" -- -std=c++17
+expect parse-error-shows-compiler-error 3 "use of undeclared identifier 'undeclared_function_call'" -- "$LINT" "$FIX/parse_error.cpp" -- -std=c++17
 if [[ -n "$TORCH_INC" ]]; then
   inc=(); IFS=: read -ra dirs <<<"$TORCH_INC"; for d in "${dirs[@]}"; do inc+=(-isystem "$d"); done
-  expect parse-libtorch 0 '' -- "$LINT" "$FIX/parse_ok_libtorch.cpp" -- -std=c++17 "${inc[@]}"
+  expect parse-libtorch 0 '' -- "$LINT" --no-cache "$FIX/parse_ok_libtorch.cpp" -- -std=c++17 "${inc[@]}"
 else
   echo "SKIP parse-libtorch: LibTorch headers not found (run ./scripts/setup)"; skip=$((skip+1))
 fi
+
+# ------------------------------------------------------------ the tool, on the fake module
+# A private copy of the project fixture: tests below edit files and configs.
+P=$tmp/project
+cp -r "$FIX/project" "$P"
+FLAGS=(-- -std=c++17 "-I$P/site-packages" -isystem "$FIX/sysinc")
+run_fake() { "$FAKE" --cache-dir="$tmp/cache" "$@"; }
+
+expect text-warning 1 'step.cpp:9:15: warning: item\(\) waits for the GPU \[nosync-item\]' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+expect text-fixit-line 1 '^ +\| +item_on_device$' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+expect text-user-header-reported 1 'step_helpers.h:7:49: warning' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+expect text-remark-hidden-by-default 1 '1 low-severity findings hidden' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+if grep -q 'step.cpp:6:' "$tmp/out"; then bad "text-remark-not-printed"; else ok "text-remark-not-printed"; fi
+expect text-min-severity-note 1 'step.cpp:6:44: remark: item\(\) in logging code' -- run_fake --min-severity=note "$P/step.cpp" "${FLAGS[@]}"
+expect fail-on-error-exits-0 0 '2 warnings' -- run_fake --fail-on=error "$P/step.cpp" "${FLAGS[@]}"
+expect no-colour-when-piped 1 '' -- run_fake --no-cache "$P/step.cpp" "${FLAGS[@]}"
+if grep -q $'\e\[' "$tmp/out"; then bad "no-escape-codes-when-piped"; else ok "no-escape-codes-when-piped"; fi
+
+# JSON: exactly the expected findings (NOLINT, NOLINTNEXTLINE and NOLINTBEGIN/END
+# lines 10, 12 and 14 suppressed; site-packages and -isystem headers filtered).
+run_fake --format=json --min-severity=note "$P/step.cpp" "${FLAGS[@]}" >"$tmp/f.json" 2>/dev/null
+json_assert json-findings "$tmp/f.json" \
+  "sorted((x['file'].rsplit('/',1)[1], x['line'], x['severity']) for x in d) == [('step.cpp',6,'note'),('step.cpp',9,'warning'),('step_helpers.h',7,'warning')]"
+json_assert json-schema-keys "$tmp/f.json" \
+  "all(set(x) == {'file','line','column','rule','severity','message','fixes','notes'} and x['file'].startswith('/') for x in d)"
+json_assert json-fix "$tmp/f.json" \
+  "[f for x in d if x['line']==9 for f in x['fixes']] == [{'file': '$P/step.cpp', 'offset': open('$P/step.cpp').read().index('item();\n  float b'), 'length': 4, 'replacement': 'item_on_device'}]"
+json_assert json-notes "$tmp/f.json" \
+  "[(n['line'], n['column'], n['message']) for x in d if x['line']==9 for n in x['notes']] == [(9, 13, 'or defer the read')]"
+
+# SARIF: the structure code scanning needs, checked key by key.
+run_fake --format=sarif "$P/step.cpp" "${FLAGS[@]}" >"$tmp/f.sarif" 2>/dev/null
+if python3 "$FIX/sarif_check.py" "$tmp/f.sarif" 2 "$RULES_DEF" >"$tmp/out" 2>&1; then ok "sarif-structure"; else bad "sarif-structure"; fi
+json_assert sarif-relative-uri "$tmp/f.sarif" \
+  "d['runs'][0]['results'][0]['locations'][0]['physicalLocation']['artifactLocation'] == {'uri': 'step.cpp', 'uriBaseId': '%SRCROOT%'}"
+
+# Partial parse: the finding before the error is still reported, exit 3.
+expect partial-parse-exit-3 3 'project_with_error.cpp:5:42: warning: item\(\) waits' -- run_fake "$FIX/project_with_error.cpp" -- -std=c++17
+
+# ------------------------------------------------------------ config
+cp "$P/.nosync.yaml" "$tmp/good.yaml"
+printf 'Checks: nosync-*\nSeverity:\n  nosync-item: note\n' >"$P/.nosync.yaml"
+expect config-severity-note 0 '0 warnings' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+printf 'Checks: "-*"\n' >"$P/.nosync.yaml"
+expect config-checks-off 0 'no checks are enabled' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+printf 'Checks: nosync-*\nSeverty:\n  nosync-item: note\n' >"$P/.nosync.yaml"
+expect config-unknown-key 2 "invalid config .*\.nosync\.yaml: unknown key 'Severty'" -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+expect_lines config-unknown-key-one-line 1
+printf "Checks: 'nosync-*\\n" >"$P/.nosync.yaml"
+expect config-malformed 2 'invalid config .*\.nosync\.yaml: line 1' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+expect_lines config-malformed-one-line 1
+printf 'Severity:\n  nosync-itme: note\n' >"$P/.nosync.yaml"
+expect config-unknown-rule 2 "unknown rule 'nosync-itme'" -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+# A .clang-tidy with nosync settings is read when there is no .nosync.yaml.
+rm "$P/.nosync.yaml"
+printf 'Checks: "-*,nosync-*"\nCheckOptions:\n  nosync-item.Severity: error\n' >"$P/.clang-tidy"
+expect clang-tidy-section 1 'step.cpp:9:15: error: item\(\) waits' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+printf 'Checks: "-*,nosync-*"\nNosync: 1\n' >"$P/.clang-tidy"
+expect clang-tidy-malformed 2 "invalid config .*\.clang-tidy: line 2: unknown key 'Nosync'" -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+rm "$P/.clang-tidy"; cp "$tmp/good.yaml" "$P/.nosync.yaml"
+expect checks-flag-disables 0 '' -- run_fake --checks=-nosync-item "$P/step.cpp" "${FLAGS[@]}"
+
+# ------------------------------------------------------------ fixes
+cp -r "$P" "$tmp/fixme"
+"$FAKE" --no-cache --export-fixes="$tmp/fixes.yaml" "$tmp/fixme/step.cpp" -- -std=c++17 "-I$tmp/fixme/site-packages" -isystem "$FIX/sysinc" >/dev/null 2>&1
+if grep -q 'DiagnosticName: *nosync-item' "$tmp/fixes.yaml" && grep -q "ReplacementText: *item_on_device" "$tmp/fixes.yaml"
+then ok "export-fixes-yaml"; else bad "export-fixes-yaml"; fi
+expect fix-applies 1 'applied the fixes of 2 findings to 2 files' -- \
+  "$FAKE" --no-cache --fix "$tmp/fixme/step.cpp" -- -std=c++17 "-I$tmp/fixme/site-packages" -isystem "$FIX/sysinc"
+if grep -q 'float a = t.item_on_device();' "$tmp/fixme/step.cpp" && grep -q 'return t.item_on_device();' "$tmp/fixme/step_helpers.h" \
+   && ! grep -q 'deferred' "$tmp/fixme/step.cpp" && grep -q 'float b = t.item();  // NOLINT' "$tmp/fixme/step.cpp"
+then ok "fix-content (finding fixes applied, note fixes and NOLINT lines untouched)"; else bad "fix-content"; fi
+expect fix-result-is-clean 0 '0 warnings' -- \
+  "$FAKE" --no-cache "$tmp/fixme/step.cpp" -- -std=c++17 "-I$tmp/fixme/site-packages" -isystem "$FIX/sysinc"
+if command -v clang-apply-replacements-19 >/dev/null; then
+  cp -r "$P" "$tmp/car"; mkdir "$tmp/car-fixes"
+  sed "s|$P|$tmp/car|g" "$tmp/fixes.yaml" | sed "s|$tmp/fixme|$tmp/car|g" >"$tmp/car-fixes/fixes.yaml"
+  clang-apply-replacements-19 "$tmp/car-fixes" >"$tmp/out" 2>&1
+  if cmp -s "$tmp/car/step.cpp" "$tmp/fixme/step.cpp"; then ok "export-fixes-applies-like-fix"; else bad "export-fixes-applies-like-fix"; fi
+else
+  echo "SKIP export-fixes-applies-like-fix: clang-apply-replacements-19 not installed"; skip=$((skip+1))
+fi
+
+# ------------------------------------------------------------ cache
+rm -rf "$tmp/cache"
+expect cache-miss 1 '1 file: ' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+expect cache-hit 1 '1 file \(1 from cache\)' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+expect cache-hit-same-output 1 'step.cpp:9:15: warning' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+printf '\n' >>"$P/step_helpers.h"
+expect cache-header-edit-misses 1 '1 file: ' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+printf '// edited\n' >>"$P/step.cpp"
+expect cache-main-edit-misses 1 '1 file: ' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+expect cache-flags-miss 1 '1 file: ' -- run_fake "$P/step.cpp" "${FLAGS[@]}" -DSOMETHING
+expect cache-no-cache 1 '1 file: ' -- run_fake --no-cache "$P/step.cpp" "${FLAGS[@]}"
+
+# ------------------------------------------------------------ compile databases, -j
+mkdir -p "$tmp/db/src/build"
+cp "$P/step.cpp" "$P/step_helpers.h" "$tmp/db/src/"; cp -r "$P/site-packages" "$tmp/db/src/"
+cp "$tmp/db/src/step.cpp" "$tmp/db/src/other.cpp"
+cat >"$tmp/db/src/build/compile_commands.json" <<JSON
+[{"directory": "$tmp/db/src/build", "file": "../step.cpp", "command": "c++ -std=c++17 -I../site-packages -isystem $FIX/sysinc -c ../step.cpp"},
+ {"directory": "$tmp/db/src/build", "file": "../other.cpp", "command": "c++ -std=c++17 -I../site-packages -isystem $FIX/sysinc -c ../other.cpp"}]
+JSON
+expect db-discovered-in-build-dir 1 'step.cpp:9:15: warning' -- run_fake --no-cache "$tmp/db/src/step.cpp"
+expect db-explicit-p 1 'step.cpp:9:15: warning' -- run_fake --no-cache -p "$tmp/db/src/build" "$tmp/db/src/step.cpp"
+expect parallel-j2 1 '\[2/2\]' -- run_fake --no-cache -j 2 "$tmp/db/src/step.cpp" "$tmp/db/src/other.cpp"
+if grep -q 'other.cpp:9:15: warning' "$tmp/out" && grep -q 'src/step.cpp:9:15: warning' "$tmp/out"; then ok "parallel-j2-both-reported"; else bad "parallel-j2-both-reported"; fi
+if [[ $(grep -c 'step_helpers.h:7:49: warning' "$tmp/out") -eq 1 ]]; then ok "shared-header-reported-once"; else bad "shared-header-reported-once"; fi
+echo '[{"directory": ' >"$tmp/db/src/build/compile_commands.json"
+expect db-broken 2 'cannot read .*compile_commands.json' -- run_fake --no-cache "$tmp/db/src/step.cpp"
+expect_lines db-broken-one-line 1
+rm -r "$tmp/db/src/build"
+mkdir -p "$tmp/nodb"; cp "$P/step.cpp" "$tmp/nodb/"
+expect db-absent 2 'no compile_commands.json found for .*step.cpp' -- run_fake --no-cache "$tmp/nodb/step.cpp"
+expect_lines db-absent-one-line 1
+expect db-p-not-a-dir 2 "-p: '$tmp/nope' is not a directory" -- run_fake -p "$tmp/nope" "$tmp/nodb/step.cpp"
 
 echo "lint.cli: $pass passed, $fail failed, $skip skipped"
 [[ $fail -eq 0 ]]

@@ -1,0 +1,138 @@
+#include "CompileDatabase.h"
+
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/CommonOptionsParser.h"
+#include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+
+namespace nosync::lint {
+namespace {
+
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+using clang::tooling::CompilationDatabase;
+
+// ClangTool derives the builtin-header directory from the running binary's
+// location, which is wrong for a build-tree or /usr/local nosync-lint; point
+// it at the Clang installation we were built against instead.
+// -fno-caret-diagnostics: the compiler's own printer is unused (findings are
+// printed by clang-tidy's reporter), and without carets it also stops printing
+// "N warnings generated." for warnings nobody sees.
+std::unique_ptr<CompilationDatabase> withResourceDir(std::unique_ptr<CompilationDatabase> db) {
+  auto adjusting = std::make_unique<clang::tooling::ArgumentsAdjustingCompilations>(std::move(db));
+  adjusting->appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(
+      {"-resource-dir=" NOSYNC_CLANG_RESOURCE_DIR, "-fno-caret-diagnostics"},
+      clang::tooling::ArgumentInsertPosition::END));
+  return adjusting;
+}
+
+bool hasDatabase(llvm::StringRef dir) {
+  llvm::SmallString<256> p(dir);
+  path::append(p, "compile_commands.json");
+  return fs::exists(p);
+}
+
+// Build directories one level below `dir/build` (CMake presets: build/cpu),
+// sorted so discovery is deterministic.
+std::vector<std::string> presetBuildDirs(llvm::StringRef dir) {
+  std::vector<std::string> out;
+  llvm::SmallString<256> build(dir);
+  path::append(build, "build");
+  std::error_code ec;
+  for (fs::directory_iterator it(build, ec), end; it != end && !ec; it.increment(ec))
+    if (hasDatabase(it->path())) out.push_back(it->path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool mentionsFile(const CompilationDatabase& db, llvm::StringRef absFile) {
+  auto files = db.getAllFiles();
+  return std::find(files.begin(), files.end(), absFile.str()) != files.end();
+}
+
+}  // namespace
+
+CompileDatabases::CompileDatabases(std::vector<std::string> fixedArgs, bool haveFixedArgs,
+                                   std::string buildPath)
+    : buildPath_(std::move(buildPath)) {
+  if (haveFixedArgs)
+    fixed_ = withResourceDir(
+        std::make_unique<clang::tooling::FixedCompilationDatabase>(".", std::move(fixedArgs)));
+}
+
+llvm::Expected<const CompilationDatabase*> CompileDatabases::load(llvm::StringRef dir) {
+  auto it = byDir_.find(dir);
+  if (it != byDir_.end()) return it->second.get();
+  llvm::SmallString<256> file(dir);
+  path::append(file, "compile_commands.json");
+  if (!fs::exists(file))
+    return llvm::createStringError("no compile_commands.json in '" + dir.str() + "'");
+  std::string err;
+  auto json = clang::tooling::JSONCompilationDatabase::loadFromFile(
+      file, err, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  if (!json) {
+    // The JSON parser's message is multi-line for syntax errors; keep the first.
+    llvm::StringRef first = llvm::StringRef(err).split('\n').first;
+    return llvm::createStringError("cannot read " + file.str().str() + ": " + first.str());
+  }
+  // Headers and new files have no entry of their own: borrow the flags of the
+  // closest listed file, as clangd does.
+  auto db = withResourceDir(clang::tooling::inferMissingCompileCommands(std::move(json)));
+  const CompilationDatabase* raw = db.get();
+  byDir_[dir] = std::move(db);
+  return raw;
+}
+
+// Walks up from the file; in each directory tries ./, ./build and ./build/*.
+// Among several preset build dirs, one that lists the file wins.
+std::string CompileDatabases::discover(llvm::StringRef absFile) {
+  for (llvm::StringRef dir = path::parent_path(absFile); !dir.empty(); dir = path::parent_path(dir)) {
+    if (hasDatabase(dir)) return dir.str();
+    llvm::SmallString<256> build(dir);
+    path::append(build, "build");
+    if (hasDatabase(build)) return build.str().str();
+    auto presets = presetBuildDirs(dir);
+    for (const auto& p : presets) {
+      auto db = load(p);
+      if (!db) {
+        llvm::consumeError(db.takeError());
+        continue;
+      }
+      if (mentionsFile(**db, absFile)) return p;
+    }
+    if (!presets.empty()) return presets.front();
+  }
+  return {};
+}
+
+llvm::Expected<const CompilationDatabase*> CompileDatabases::forFile(llvm::StringRef absFile) {
+  if (fixed_) return fixed_.get();
+  if (!buildPath_.empty()) {
+    llvm::SmallString<256> dir(buildPath_);
+    fs::make_absolute(dir);
+    if (!fs::is_directory(dir))
+      return llvm::createStringError("-p: '" + buildPath_ + "' is not a directory");
+    return load(dir);
+  }
+  std::string dir = discover(absFile);
+  if (dir.empty())
+    return llvm::createStringError(
+        "no compile_commands.json found for " + absFile.str() +
+        " (searched its directory, the parents and their build/ subdirectories); pass -p <build dir> "
+        "or compile flags after --");
+  return load(dir);
+}
+
+std::vector<std::string> CompileDatabases::commandFor(const CompilationDatabase& db, llvm::StringRef absFile) {
+  std::vector<std::string> out;
+  for (const auto& cmd : db.getCompileCommands(absFile)) {
+    out.push_back(cmd.Directory);
+    out.insert(out.end(), cmd.CommandLine.begin(), cmd.CommandLine.end());
+  }
+  return out;
+}
+
+}  // namespace nosync::lint

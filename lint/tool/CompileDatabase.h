@@ -1,0 +1,40 @@
+// Where each file's compile flags come from: `--` arguments, -p, or a
+// compile_commands.json discovered above the file.
+#pragma once
+
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nosync::lint {
+
+// Hands out one compilation database per input file and keeps the loaded
+// databases alive for the whole run (several files usually share one).
+class CompileDatabases {
+ public:
+  // `--` arguments win over -p, as in clang-tidy; an empty buildPath means
+  // "discover per file".
+  CompileDatabases(std::vector<std::string> fixedArgs, bool haveFixedArgs, std::string buildPath);
+
+  // The database to use for `absFile`, or an error whose message is one line.
+  llvm::Expected<const clang::tooling::CompilationDatabase*> forFile(llvm::StringRef absFile);
+
+  // Flags the file will be compiled with (after our adjustments): part of the
+  // cache key.
+  static std::vector<std::string> commandFor(const clang::tooling::CompilationDatabase& db,
+                                             llvm::StringRef absFile);
+
+ private:
+  llvm::Expected<const clang::tooling::CompilationDatabase*> load(llvm::StringRef dir);
+  std::string discover(llvm::StringRef absFile);
+
+  std::unique_ptr<clang::tooling::CompilationDatabase> fixed_;
+  std::string buildPath_;
+  llvm::StringMap<std::unique_ptr<clang::tooling::CompilationDatabase>> byDir_;
+};
+
+}  // namespace nosync::lint

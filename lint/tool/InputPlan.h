@@ -1,0 +1,26 @@
+// Resolving every input file to its compile flags and config before any
+// parsing starts, so bad input fails fast with one line per problem.
+#pragma once
+
+#include "CompileDatabase.h"
+#include "LintConfig.h"
+
+#include <string>
+#include <vector>
+
+namespace nosync::lint {
+
+struct LintJob {
+  std::string file;  // absolute
+  const clang::tooling::CompilationDatabase* db = nullptr;
+  const LintConfig* config = nullptr;
+};
+
+// True for the file name extensions nosync-lint parses as C++ (or CUDA).
+bool isCxxSource(llvm::StringRef file);
+
+// One job per input, or the problems found (one line each, without prefix).
+std::vector<LintJob> planJobs(const std::vector<std::string>& files, CompileDatabases& dbs,
+                              ConfigDiscovery& configs, std::vector<std::string>& problems);
+
+}  // namespace nosync::lint

@@ -1,0 +1,42 @@
+// Linting one translation unit through clang-tidy's library, and the result
+// the writers and the cache share.
+#pragma once
+
+#include "LintConfig.h"
+#include "OptionsProvider.h"
+
+#include "clang-tidy/ClangTidyDiagnosticConsumer.h"
+#include "clang/Tooling/CompilationDatabase.h"
+
+#include <string>
+#include <vector>
+
+namespace nosync::lint {
+
+struct TuResult {
+  std::string file;  // absolute
+  const LintConfig* config = nullptr;
+  CommandLineOverrides overrides;
+  // Every diagnostic clang-tidy kept (NOLINT and the header filter already
+  // applied), with the config's severity overrides applied.
+  std::vector<clang::tidy::ClangTidyError> errors;
+  bool fromCache = false;
+  double seconds = 0;
+
+  bool parseFailed() const;
+};
+
+// Parses and checks one file. NOLINT handling, the header filter and check
+// selection are clang-tidy's; we add the per-rule severity overrides.
+TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::CompilationDatabase& db,
+                             const LintConfig& config, const CommandLineOverrides& overrides);
+
+// A rule's configured severity replaces the default (warning) severity; a
+// finding the check already lowered for its context (a remark) stays low.
+void applySeverityOverrides(const LintConfig& config, std::vector<clang::tidy::ClangTidyError>& errors);
+
+// The enabled check names for one file's options (empty: nothing would run).
+std::vector<std::string> enabledChecks(const LintConfig& config, llvm::StringRef absFile,
+                                       const CommandLineOverrides& overrides);
+
+}  // namespace nosync::lint

@@ -1,0 +1,196 @@
+#include "ResultCache.h"
+
+#include "CompileDatabase.h"
+
+#include "clang/Tooling/DiagnosticsYaml.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SHA1.h"
+#include "llvm/Support/YAMLTraits.h"
+
+#include <atomic>
+
+namespace nosync::lint {
+namespace {
+
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+// Bump when the entry format or the meaning of a key changes.
+constexpr const char* kEntryFormat = "nosync-lint-cache-1";
+
+std::optional<std::string> fileDigest(llvm::StringRef file) {
+  auto buf = llvm::MemoryBuffer::getFile(file);
+  if (!buf) return std::nullopt;
+  return llvm::toHex(llvm::SHA1::hash(llvm::arrayRefFromStringRef((*buf)->getBuffer())));
+}
+
+// Headers listed in a make-style dependency file, minus the main file.
+std::vector<std::string> parseDepFile(llvm::StringRef text, llvm::StringRef mainFile) {
+  std::vector<std::string> deps;
+  text = text.split(':').second;  // drop the target
+  std::string current;
+  auto flush = [&] {
+    if (!current.empty() && current != mainFile) deps.push_back(current);
+    current.clear();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == '\r')) {
+      flush();  // line continuation
+    } else if (c == '\\' && i + 1 < text.size()) {
+      current += text[++i];  // escaped space or '#'
+    } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      flush();
+    } else {
+      current += c;
+    }
+  }
+  flush();
+  return deps;
+}
+
+// Forwards to the real database and asks the compiler for a dependency file
+// (-Wp,-MMD survives ClangTool's stripping of -M* options).
+class DepFileCompilations : public clang::tooling::CompilationDatabase {
+ public:
+  DepFileCompilations(const CompilationDatabase& base, std::string depFile)
+      : base_(base), depFile_(std::move(depFile)) {}
+  std::vector<clang::tooling::CompileCommand> getCompileCommands(llvm::StringRef file) const override {
+    auto cmds = base_.getCompileCommands(file);
+    for (auto& c : cmds) c.CommandLine.push_back("-Wp,-MMD," + depFile_);
+    return cmds;
+  }
+  std::vector<std::string> getAllFiles() const override { return base_.getAllFiles(); }
+
+ private:
+  const CompilationDatabase& base_;
+  std::string depFile_;
+};
+
+std::string serializeErrors(const std::string& file, const std::vector<clang::tidy::ClangTidyError>& errors) {
+  clang::tooling::TranslationUnitDiagnostics tu;
+  tu.MainSourceFile = file;
+  tu.Diagnostics.assign(errors.begin(), errors.end());
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::yaml::Output yaml(os);
+  yaml << tu;
+  return out;
+}
+
+std::optional<std::vector<clang::tidy::ClangTidyError>> parseErrors(llvm::StringRef text) {
+  clang::tooling::TranslationUnitDiagnostics tu;
+  llvm::yaml::Input yaml(text);
+  yaml >> tu;
+  if (yaml.error()) return std::nullopt;
+  std::vector<clang::tidy::ClangTidyError> errors;
+  for (auto& d : tu.Diagnostics) {
+    clang::tidy::ClangTidyError e(d.DiagnosticName, d.DiagLevel, d.BuildDirectory, /*IsWarningAsError=*/false);
+    e.Message = d.Message;
+    e.Notes = d.Notes;
+    errors.push_back(std::move(e));
+  }
+  return errors;
+}
+
+}  // namespace
+
+std::string ResultCache::keyFor(const LintJob& job, const CommandLineOverrides& overrides) const {
+  llvm::SHA1 h;
+  auto add = [&](llvm::StringRef s) {
+    h.update(s);
+    h.update(llvm::StringRef("\0", 1));
+  };
+  add(kEntryFormat);
+  add(NOSYNC_VERSION);
+  add(NOSYNC_LLVM_VERSION);
+  add(job.file);
+  add(fileDigest(job.file).value_or("unreadable"));
+  for (const auto& arg : CompileDatabases::commandFor(*job.db, job.file)) add(arg);
+  add(job.config->source);
+  add(job.config->digest);
+  add(overrides.checks);
+  return llvm::toHex(h.final());
+}
+
+std::string ResultCache::entryPath(const std::string& key) const {
+  llvm::SmallString<256> p(dir_);
+  path::append(p, key + ".json");
+  return std::string(p);
+}
+
+std::optional<std::vector<clang::tidy::ClangTidyError>> ResultCache::lookup(
+    const LintJob& job, const CommandLineOverrides& overrides) {
+  auto buf = llvm::MemoryBuffer::getFile(entryPath(keyFor(job, overrides)));
+  if (!buf) return std::nullopt;
+  auto json = llvm::json::parse((*buf)->getBuffer());
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return std::nullopt;  // a damaged entry is a miss, and is overwritten
+  }
+  const llvm::json::Object* entry = json->getAsObject();
+  const llvm::json::Array* deps = entry ? entry->getArray("deps") : nullptr;
+  auto diags = entry ? entry->getString("diagnostics") : std::nullopt;
+  if (!deps || !diags) return std::nullopt;
+  for (const llvm::json::Value& d : *deps) {
+    const llvm::json::Object* dep = d.getAsObject();
+    auto file = dep ? dep->getString("file") : std::nullopt;
+    auto sha1 = dep ? dep->getString("sha1") : std::nullopt;
+    if (!file || !sha1 || fileDigest(*file) != sha1->str()) return std::nullopt;
+  }
+  return parseErrors(*diags);
+}
+
+TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverrides& overrides) {
+  std::string key = keyFor(job, overrides);  // before parsing: the file may change meanwhile
+  static std::atomic<unsigned> counter{0};
+  fs::create_directories(dir_);
+  llvm::SmallString<256> depFile(dir_);
+  path::append(depFile, "deps-" + std::to_string(llvm::sys::Process::getProcessId()) + "-" +
+                            std::to_string(counter++) + ".d");
+  DepFileCompilations db(*job.db, std::string(depFile));
+  TuResult result = lintTranslationUnit(job.file, db, *job.config, overrides);
+
+  auto depText = llvm::MemoryBuffer::getFile(depFile);
+  fs::remove(depFile);
+  // Results of a failed parse are not kept: the next run should retry.
+  if (!depText || result.parseFailed()) return result;
+  // Dependency paths are as the compiler opened them: relative to the compile
+  // command's directory.
+  auto cmds = job.db->getCompileCommands(job.file);
+  std::string cmdDir = cmds.empty() ? std::string() : cmds.front().Directory;
+  llvm::json::Array deps;
+  for (const std::string& dep : parseDepFile((*depText)->getBuffer(), job.file)) {
+    llvm::SmallString<256> abs(dep);
+    if (!path::is_absolute(abs)) {
+      if (!cmdDir.empty()) fs::make_absolute(cmdDir, abs);
+      fs::make_absolute(abs);
+    }
+    path::remove_dots(abs, /*remove_dot_dot=*/true);
+    if (abs == job.file) continue;
+    auto sha1 = fileDigest(abs);
+    if (!sha1) return result;  // a header vanished mid-run: do not cache
+    deps.push_back(llvm::json::Object{{"file", std::string(abs)}, {"sha1", *sha1}});
+  }
+  llvm::json::Object entry{{"file", job.file},
+                           {"deps", std::move(deps)},
+                           {"diagnostics", serializeErrors(job.file, result.errors)}};
+  // Write then rename, so that a concurrent run never reads half an entry.
+  std::string finalPath = entryPath(key);
+  std::string tmpPath = finalPath + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(tmpPath, ec);
+    if (ec) return result;  // an unwritable cache only costs speed
+    out << llvm::json::Value(std::move(entry));
+  }
+  if (fs::rename(tmpPath, finalPath)) fs::remove(tmpPath);
+  return result;
+}
+
+}  // namespace nosync::lint

@@ -1,0 +1,41 @@
+// Remembers each translation unit's diagnostics so that a rerun on unchanged
+// input (a pre-commit hook on a branch) does not parse it again.
+//
+// An entry is keyed by a hash of everything that can change the result: the
+// main file's content, the compile command, the nosync-lint and Clang
+// versions, the config file content and the --checks override. It also lists
+// the user headers the file included (from a -MMD dependency file written
+// during the parse) with their content hashes; an entry whose header changed
+// is a miss. System and -isystem headers (LibTorch, CUDA) are not tracked:
+// they change only with the compile command's include paths or an upgrade.
+#pragma once
+
+#include "InputPlan.h"
+#include "LintRun.h"
+
+#include <optional>
+#include <string>
+
+namespace nosync::lint {
+
+class ResultCache {
+ public:
+  explicit ResultCache(std::string dir) : dir_(std::move(dir)) {}
+
+  // The cached diagnostics for this job, or nullopt on a miss.
+  std::optional<std::vector<clang::tidy::ClangTidyError>> lookup(const LintJob& job,
+                                                                 const CommandLineOverrides& overrides);
+
+  // Lints the job (writing the dependency file the entry needs) and stores it.
+  TuResult lintAndStore(const LintJob& job, const CommandLineOverrides& overrides);
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string keyFor(const LintJob& job, const CommandLineOverrides& overrides) const;
+  std::string entryPath(const std::string& key) const;
+
+  std::string dir_;
+};
+
+}  // namespace nosync::lint
