@@ -66,6 +66,9 @@ expect parse-error-shows-compiler-error 3 "use of undeclared identifier 'undecla
 if [[ -n "$TORCH_INC" ]]; then
   inc=(); IFS=: read -ra dirs <<<"$TORCH_INC"; for d in "${dirs[@]}"; do inc+=(-isystem "$d"); done
   expect parse-libtorch 0 '' -- "$LINT" --no-cache "$FIX/parse_ok_libtorch.cpp" -- -std=c++17 "${inc[@]}"
+  # The real checks are linked in: a per-step item() in a loop is a warning.
+  expect real-checks-linked 1 'real_item_in_loop.cpp:10:[0-9]+: warning: .*\[nosync-item\]' -- \
+    "$LINT" --no-cache "$FIX/real_item_in_loop.cpp" -- -std=c++17 "${inc[@]}"
 else
   echo "SKIP parse-libtorch: LibTorch headers not found (run ./scripts/setup)"; skip=$((skip+1))
 fi
