@@ -149,6 +149,21 @@ double test(Net& model, torch::Device device, DataLoader& data_loader, size_t da
   return accuracy;
 }
 
+// Robustness probe, once per epoch: iterative FGSM steps until batch accuracy falls to 50%.
+int64_t attack_steps_needed(Net& model, torch::Tensor images, const torch::Tensor& targets, double eps) {
+  model->eval();
+  int64_t steps = 0;
+  auto accuracy = [&] { return model->forward(images).argmax(1).eq(targets).to(torch::kFloat).mean(); };
+  while (steps < 20 && accuracy().item<float>() > 0.5f) {  // expect: nosync-bool-condition
+    images = images.detach().requires_grad_(true);
+    auto loss = torch::nll_loss(model->forward(images), targets);
+    auto grad = torch::autograd::grad({loss}, {images})[0];
+    images = (images + eps * grad.sign()).clamp(-3.0, 3.0);
+    ++steps;
+  }
+  return steps;
+}
+
 // One-off export after training: raw float32 weights, one tensor after another.
 void export_weights(Net& model, const std::string& path) {
   std::ofstream out(path, std::ios::binary);
@@ -197,6 +212,9 @@ int main() {
   for (size_t epoch = 1; epoch <= kNumEpochs; ++epoch) {
     train(epoch, model, device, *train_loader, optimizer, train_dataset_size, meter);
     const double accuracy = test(model, device, *test_loader, test_dataset_size, confusion);
+    auto probe = torch::randn({64, 1, kImageSize, kImageSize}, torch::TensorOptions().device(device));
+    auto probe_labels = model->forward(probe).argmax(1).detach();
+    std::printf("FGSM steps to 50%% accuracy: %ld\n", attack_steps_needed(model, probe, probe_labels, 0.05));
     scheduler.step();
     if (accuracy > best_accuracy) {
       best_accuracy = accuracy;

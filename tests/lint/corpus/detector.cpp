@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <random>
@@ -107,6 +108,7 @@ Losses detection_loss(const torch::Tensor& cls_logits, const torch::Tensor& box_
   const int64_t num_pos = std::max<int64_t>(pos.sum().item<int64_t>(), 1);  // expect: nosync-item
   auto box = torch::smooth_l1_loss(box_pred.index({pos}), box_t.index({pos}), torch::Reduction::Sum) / num_pos;  // expect: nosync-hidden-sync
   auto cls = focal.sum() / num_pos;
+  TORCH_CHECK(torch::isfinite(cls + box).item<bool>(), "non-finite detection loss");  // expect: nosync-bool-condition
   return {cls, box, cls + 5.0 * box};
 }
 
@@ -167,7 +169,8 @@ std::vector<Detection> postprocess(const torch::Tensor& cls_logits, const torch:
       auto idx = torch::nonzero(kept_labels == c).squeeze(1);  // expect: nosync-hidden-sync
       auto cls_boxes = boxes.index_select(0, idx), cls_scores = kept_scores.index_select(0, idx);
       auto kept = nms(cls_boxes, cls_scores, kNmsIou);
-      auto rows = torch::cat({cls_boxes.index_select(0, kept), cls_scores.index_select(0, kept).unsqueeze(1)}, 1).cpu();  // expect: nosync-device-to-host
+      auto rows = torch::cat({cls_boxes.index_select(0, kept), cls_scores.index_select(0, kept).unsqueeze(1)}, 1)
+                      .cpu();  // expect: nosync-device-to-host@-1
       auto r = rows.accessor<float, 2>();
       for (int64_t j = 0; j < r.size(0); ++j) out.push_back({b, c, r[j][4], {r[j][0], r[j][1], r[j][2], r[j][3]}});
     }
@@ -209,10 +212,13 @@ int main() {
   model->to(device);
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9).weight_decay(1e-4));
   auto loss_sum = torch::zeros({}, torch::TensorOptions().device(device));
+  std::vector<float> cls_history;
 
   for (int64_t epoch = 0; epoch < kEpochs; ++epoch) {
     model->train();
+    double batch_ms = 0.0;
     for (int64_t it = 0; it < kItersPerEpoch; ++it) {
+      const auto iter_start = std::chrono::steady_clock::now();
       auto [images, targets] = make_batch(rng, kBatchSize);
       images = images.pin_memory().to(device, /*non_blocking=*/true);
       targets = targets.to(device);  // expect: nosync-pageable-h2d
@@ -229,7 +235,10 @@ int main() {
       torch::Tensor grad_norm =
           kForeachClip ? det::clip_grad_norm_(grads, kMaxGradNorm) : clip_gradients(model->parameters(), kMaxGradNorm);
       optimizer.step();
+      if (device.is_cuda()) torch::cuda::synchronize();  // expect: nosync-explicit-sync
+      batch_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - iter_start).count();
       loss_sum += losses.total.detach();
+      cls_history.push_back(losses.cls.detach().cpu().data_ptr<float>()[0]);  // expect: nosync-item
 
       if (it % kLogEvery == 0) {
         std::cout << "epoch " << epoch << " iter " << it
@@ -238,8 +247,9 @@ int main() {
       }
     }
     const double recall = evaluate(model, rng, device);
-    std::printf("epoch %ld: mean loss %.4f, recall@0.5 %.3f\n", epoch,
-                loss_sum.item<float>() / kItersPerEpoch, recall);  // expect: nosync-item
+    std::printf("epoch %ld: mean loss %.4f, recall@0.5 %.3f, %.1f ms/iter, last cls loss %.4f\n", epoch,
+                loss_sum.item<float>() / kItersPerEpoch, recall, batch_ms / kItersPerEpoch,  // expect: nosync-item
+                cls_history.back());
     loss_sum.zero_();
   }
 

@@ -20,8 +20,7 @@ namespace {
 constexpr int64_t kNumEnvs = 8;
 constexpr int64_t kNumSteps = 128;
 constexpr int64_t kTotalTimesteps = 200000;
-constexpr int64_t kUpdateEpochs = 4;
-constexpr int64_t kNumMinibatches = 4;
+constexpr int64_t kUpdateEpochs = 4, kNumMinibatches = 4;
 constexpr int64_t kObsDim = 4, kNumActions = 2;
 constexpr double kLearningRate = 2.5e-4;
 constexpr double kGamma = 0.99, kGaeLambda = 0.95;
@@ -193,6 +192,7 @@ int main() {
   torch::Tensor next_obs = torch::from_blob(envs.observations(), {kNumEnvs, kObsDim}, torch::kFloat).to(device);
   torch::Tensor next_done = torch::zeros({kNumEnvs}, opts);
   std::vector<double> episode_returns;
+  torch::Tensor action_host = torch::empty({kNumEnvs}, torch::kLong);  // reused every step
 
   for (int64_t update = 1; update <= num_updates; ++update) {
     const double frac = 1.0 - (update - 1.0) / static_cast<double>(num_updates);
@@ -211,7 +211,7 @@ int main() {
       logprob_buf.push_back(logprob);
       value_buf.push_back(value);
 
-      torch::Tensor action_host = action.to(torch::kCPU);  // expect: nosync-device-to-host
+      action_host.copy_(action);  // expect: nosync-device-to-host
       envs.step_async(action_host.data_ptr<int64_t>());
       envs.synchronize();
       reward_buf.push_back(torch::tensor(envs.rewards()).to(device));  // expect: nosync-pageable-h2d
