@@ -1,0 +1,64 @@
+// One small LibTorch program per scenario, run as a child process under
+// CUDA_INJECTION64_PATH / nosync-run by run_sanitizer_programs.py. Lines the
+// driver checks carry a "// LINE:<name>" marker; the driver finds them here.
+//
+//   hazard_program item|error|sigterm|fork|hold-cupti|clean
+#include <cupti.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+void CUPTIAPI ignore(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+float items(const torch::Tensor& t, int n) {
+  float acc = 0;
+  for (int i = 0; i < n; ++i) acc += t.sum().item<float>();  // LINE:item
+  return acc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "item";
+  if (std::strcmp(mode, "hold-cupti") == 0) {
+    // Take CUPTI's only subscriber slot before CUDA starts, as a profiler would.
+    CUpti_SubscriberHandle sub;
+    std::printf("own cuptiSubscribe: %d\n", static_cast<int>(cuptiSubscribe(&sub, ignore, nullptr)));
+  }
+  if (!torch::cuda::is_available()) {
+    std::printf("[  SKIPPED ] no CUDA GPU\n");
+    return 77;
+  }
+  torch::Tensor t = torch::randn({1 << 20}, torch::kCUDA);
+  if (std::strcmp(mode, "clean") == 0) {
+    torch::Tensor acc = torch::zeros({}, torch::kCUDA);
+    for (int i = 0; i < 100; ++i) acc += t.sum();
+    std::printf("clean done\n");
+    return 0;  // no readback: zero host syncs
+  }
+  float acc = items(t, 5);
+  std::printf("acc=%g\n", acc);
+  std::fflush(stdout);
+  if (std::strcmp(mode, "sigterm") == 0) {
+    ::kill(::getpid(), SIGTERM);
+    ::pause();
+  }
+  if (std::strcmp(mode, "fork") == 0) {
+    // A DataLoader-style worker: no CUDA in the child, normal exit() there.
+    pid_t child = ::fork();
+    if (child == 0) {
+      std::printf("child %d exiting\n", static_cast<int>(::getpid()));
+      std::exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    std::printf("child status %d\n", status);
+  }
+  return 0;
+}
