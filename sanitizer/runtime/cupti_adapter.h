@@ -6,6 +6,7 @@
 // single ids cost nothing measurable on calls we do not watch.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace nosync::san {

@@ -58,6 +58,7 @@ uint64_t nosync_sanitizer_region_end(uint64_t token, uint64_t* stall_ns, char* d
 }  // extern "C"
 
 #ifdef __cplusplus
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
