@@ -27,7 +27,7 @@ class BlobDataset : public torch::data::datasets::Dataset<BlobDataset> {
     targets_ = torch::randint(kNumClasses, {size}, torch::kLong);
     images_ = torch::randn({size, 1, kImageSize, kImageSize}) * 0.3;
     for (int64_t c = 0; c < kNumClasses; ++c) {
-      auto idx = (targets_ == c).nonzero().squeeze(1);
+      auto idx = (targets_ == c).nonzero().squeeze(1);  // expect-none: nosync-hidden-sync
       int64_t row = 2 + (c / 5) * 12, col = 2 + (c % 5) * 5;
       auto block = images_.index_select(0, idx);
       block.slice(2, row, row + 8).slice(3, col, col + 4).add_(1.0);
@@ -104,7 +104,7 @@ void train(size_t epoch, Net& model, torch::Device device, DataLoader& data_load
 
     meter.update(loss.template item<double>());  // expect: nosync-item
     correct += output.argmax(1).eq(targets).sum();
-    if (meter.item() > 5.0) {
+    if (meter.item() > 5.0) {  // expect-none: nosync-item, nosync-bool-condition
       std::fprintf(stderr, "loss is diverging (%.3f)\n", meter.item());
     }
 
@@ -153,7 +153,7 @@ double test(Net& model, torch::Device device, DataLoader& data_loader, size_t da
 int64_t attack_steps_needed(Net& model, torch::Tensor images, const torch::Tensor& targets, double eps) {
   model->eval();
   int64_t steps = 0;
-  auto accuracy = [&] { return model->forward(images).argmax(1).eq(targets).to(torch::kFloat).mean(); };
+  auto accuracy = [&] { return model->forward(images).argmax(1).eq(targets).to(torch::kFloat).mean(); };  // expect-none: nosync-device-to-host
   while (steps < 20 && accuracy().item<float>() > 0.5f) {  // expect: nosync-bool-condition
     images = images.detach().requires_grad_(true);
     auto loss = torch::nll_loss(model->forward(images), targets);
@@ -183,9 +183,9 @@ int main() {
   torch::Device device(torch::cuda::is_available() ? torch::kCUDA : torch::kCPU);
 
   Net model;
-  model->to(device);
+  model->to(device);  // expect-none: nosync-pageable-h2d
   int64_t num_params = 0;
-  for (const auto& p : model->parameters()) {
+  for (const auto& p : model->parameters()) {  // expect-none: nosync-launch-loop@+0..+2
     num_params += p.numel();
   }
   std::cout << "parameters: " << num_params << '\n';
@@ -230,7 +230,7 @@ int main() {
   std::cout << "sample probabilities:\n" << probs << '\n';  // expect-note: nosync-hidden-sync
   auto top = std::get<1>(probs.max(/*dim=*/1)).cpu();  // expect-note: nosync-device-to-host
   for (int64_t i = 0; i < top.size(0); ++i) {
-    std::cout << top[i].item<int64_t>() << (i + 1 < top.size(0) ? ' ' : '\n');
+    std::cout << top[i].item<int64_t>() << (i + 1 < top.size(0) ? ' ' : '\n');  // expect-none: nosync-item
   }
   std::cout << "confusion[0][0] = " << confusion[0][0] << ", best accuracy " << best_accuracy << '\n';
 

@@ -98,13 +98,13 @@ torch::Tensor make_rings(int64_t n) {
 // Writes samples as one PGM grid. Only called at checkpoints and at the end.
 void write_pgm_grid(const torch::Tensor& samples, const std::string& path) {
   const int64_t n = samples.size(0), cols = 8, rows = (n + cols - 1) / cols;
-  auto pixels = ((samples.detach() + 1.0) * 127.5).clamp(0, 255).to(torch::kUInt8);
+  auto pixels = ((samples.detach() + 1.0) * 127.5).clamp(0, 255).to(torch::kUInt8);  // expect-none: nosync-device-to-host
   auto padded = torch::zeros({rows * cols, 1, 28, 28}, pixels.options());
-  padded.slice(0, 0, n).copy_(pixels);
+  padded.slice(0, 0, n).copy_(pixels);  // expect-none: nosync-device-to-host
   auto grid = padded.view({rows, cols, 28, 28}).permute({0, 2, 1, 3}).reshape({rows * 28, cols * 28});
   auto host = grid.contiguous().cpu();  // expect-note: nosync-device-to-host
   std::ofstream out(path, std::ios::binary);
-  out << "P5\n" << host.size(1) << ' ' << host.size(0) << "\n255\n";
+  out << "P5\n" << host.size(1) << ' ' << host.size(0) << "\n255\n";  // expect-none: nosync-hidden-sync
   out.write(reinterpret_cast<const char*>(host.data_ptr<uint8_t>()), host.numel());
 }
 
@@ -113,11 +113,11 @@ void write_pgm_grid(const torch::Tensor& samples, const std::string& path) {
 int main() {
   torch::manual_seed(1);
   torch::Device device(torch::cuda::is_available() ? torch::kCUDA : torch::kCPU);
-  std::cout << "CUDA devices: " << torch::cuda::device_count() << '\n';
+  std::cout << "CUDA devices: " << torch::cuda::device_count() << '\n';  // expect-none: nosync-explicit-sync
 
   DCGANGenerator generator(kNoiseSize);
   generator->apply(weights_init);
-  generator->to(device);
+  generator->to(device);  // expect-none: nosync-pageable-h2d
   torch::nn::Sequential discriminator = make_discriminator();
   discriminator->apply(weights_init);
   discriminator->to(device);
@@ -131,11 +131,11 @@ int main() {
   auto ema_params = ema_generator->parameters();
   {
     torch::NoGradGuard no_grad;
-    for (size_t i = 0; i < g_params.size(); ++i) {
+    for (size_t i = 0; i < g_params.size(); ++i) {  // expect-none: nosync-launch-loop@+0..+2
       ema_params[i].copy_(g_params[i]);
     }
   }
-  for (auto& p : ema_params) {
+  for (auto& p : ema_params) {  // expect-none: nosync-launch-loop@+0..+2
     p.requires_grad_(false);
   }
 
@@ -160,7 +160,7 @@ int main() {
       discriminator->zero_grad();
       torch::Tensor real_labels = torch::full({kBatchSize}, label_smoothing).to(device);  // expect: nosync-pageable-h2d
       auto flip = torch::rand({kBatchSize}, device) < 0.05;
-      real_labels.masked_fill_(flip, 0.0);
+      real_labels.masked_fill_(flip, 0.0);  // expect-none: nosync-hidden-sync
       torch::Tensor real_output = discriminator->forward(real_images).reshape(real_labels.sizes());
       torch::Tensor d_loss_real = torch::binary_cross_entropy(real_output, real_labels);
       // A discriminator that is too sure of the real images gets softer targets next step.

@@ -83,14 +83,14 @@ TORCH_MODULE(Detector);
 std::pair<torch::Tensor, torch::Tensor> assign_targets(const torch::Tensor& targets, int64_t batch) {
   auto cls_t = torch::zeros({batch, kGrid * kGrid, kNumClasses}, targets.options());
   auto box_t = torch::zeros({batch, kGrid * kGrid, 4}, targets.options());
-  auto image = targets.select(1, 0).to(torch::kLong);
+  auto image = targets.select(1, 0).to(torch::kLong);  // expect-none: nosync-device-to-host
   auto label = targets.select(1, 1).to(torch::kLong);
   auto xyxy = targets.slice(1, 2, 6);
   auto centre = (xyxy.slice(1, 0, 2) + xyxy.slice(1, 2, 4)) / 2;
   auto cell = (centre / kStride).floor().to(torch::kLong).clamp(0, kGrid - 1);
   auto flat = cell.select(1, 1) * kGrid + cell.select(1, 0);
-  cls_t.index_put_({image, flat, label}, 1.0);
-  box_t.index_put_({image, flat}, xyxy / kImageSize);
+  cls_t.index_put_({image, flat, label}, 1.0);  // expect-none: nosync-hidden-sync
+  box_t.index_put_({image, flat}, xyxy / kImageSize);  // expect-none: nosync-hidden-sync
   return {cls_t, box_t};
 }
 
@@ -142,7 +142,7 @@ torch::Tensor clip_grad_norm_(std::vector<torch::Tensor> grads, double max_norm)
 torch::Tensor nms(const torch::Tensor& boxes, const torch::Tensor& scores, double iou_threshold) {
   auto order = scores.argsort(0, /*descending=*/true);
   std::vector<int64_t> keep;
-  while (order.numel() > 0) {
+  while (order.numel() > 0) {  // expect-none: nosync-bool-condition
     const int64_t i = order[0].item<int64_t>();  // expect: nosync-item
     keep.push_back(i);
     if (order.numel() == 1) break;
@@ -165,7 +165,7 @@ std::vector<Detection> postprocess(const torch::Tensor& cls_logits, const torch:
     auto classes = std::get<0>(torch::_unique(kept_labels));  // expect: nosync-hidden-sync
     auto classes_cpu = classes.cpu();  // expect: nosync-device-to-host
     for (int64_t k = 0; k < classes_cpu.numel(); ++k) {
-      const int64_t c = classes_cpu[k].item<int64_t>();
+      const int64_t c = classes_cpu[k].item<int64_t>();  // expect-none: nosync-item
       auto idx = torch::nonzero(kept_labels == c).squeeze(1);  // expect: nosync-hidden-sync
       auto cls_boxes = boxes.index_select(0, idx), cls_scores = kept_scores.index_select(0, idx);
       auto kept = nms(cls_boxes, cls_scores, kNmsIou);
@@ -220,7 +220,7 @@ int main() {
     for (int64_t it = 0; it < kItersPerEpoch; ++it) {
       const auto iter_start = std::chrono::steady_clock::now();
       auto [images, targets] = make_batch(rng, kBatchSize);
-      images = images.pin_memory().to(device, /*non_blocking=*/true);
+      images = images.pin_memory().to(device, /*non_blocking=*/true);  // expect-none: nosync-pageable-h2d
       targets = targets.to(device);  // expect: nosync-pageable-h2d
       auto [cls_logits, box_pred] = model->forward(images);
       auto [cls_t, box_t] = assign_targets(targets, kBatchSize);
@@ -229,11 +229,11 @@ int main() {
       losses.total.backward();
 
       std::vector<torch::Tensor> grads;
-      for (const auto& p : model->parameters()) {
+      for (const auto& p : model->parameters()) {  // expect-none: nosync-launch-loop@+0..+2
         if (p.grad().defined()) grads.push_back(p.grad());
       }
       torch::Tensor grad_norm =
-          kForeachClip ? det::clip_grad_norm_(grads, kMaxGradNorm) : clip_gradients(model->parameters(), kMaxGradNorm);
+          kForeachClip ? det::clip_grad_norm_(grads, kMaxGradNorm) : clip_gradients(model->parameters(), kMaxGradNorm);  // expect-none: nosync-hidden-sync, nosync-bool-condition
       optimizer.step();
       if (device.is_cuda()) torch::cuda::synchronize();  // expect: nosync-explicit-sync
       batch_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - iter_start).count();
@@ -263,14 +263,14 @@ int main() {
   for (int64_t b = 0; b < scores.size(0); ++b) {
     auto [best, labels] = scores[b].max(-1);
     auto mask = best > kScoreThreshold;
-    auto kept_boxes = boxes[b].index({mask});
+    auto kept_boxes = boxes[b].index({mask});  // expect-none: nosync-hidden-sync
     auto kept_scores = best.masked_select(mask);
     auto kept_labels = labels.masked_select(mask);
     std::printf("image %ld: %ld boxes above %.2f\n", b, kept_boxes.size(0), kScoreThreshold);
     for (int64_t k = 0; k < kept_scores.numel(); ++k) {
-      std::printf("  class %ld score %.3f\n", kept_labels[k].item<int64_t>(), kept_scores[k].item<float>());
+      std::printf("  class %ld score %.3f\n", kept_labels[k].item<int64_t>(), kept_scores[k].item<float>());  // expect-none: nosync-item
     }
   }
-  std::cout << "targets:\n" << targets << '\n';
+  std::cout << "targets:\n" << targets << '\n';  // expect-none: nosync-hidden-sync
   return 0;
 }

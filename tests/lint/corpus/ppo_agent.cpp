@@ -121,7 +121,7 @@ struct ActorCriticImpl : torch::nn::Module {
     critic = register_module("critic", Sequential(Linear(kObsDim, 64), Tanh(), Linear(64, 64), Tanh(), Linear(64, 1)));
     actor = register_module("actor", Sequential(Linear(kObsDim, 64), Tanh(), Linear(64, 64), Tanh(), Linear(64, kNumActions)));
     torch::NoGradGuard no_grad;
-    for (auto& p : named_parameters()) {
+    for (auto& p : named_parameters()) {  // expect-none: nosync-launch-loop@+0..+6
       if (p.value().dim() >= 2) {
         torch::nn::init::orthogonal_(p.value(), std::sqrt(2.0));
       } else {
@@ -136,7 +136,7 @@ struct ActorCriticImpl : torch::nn::Module {
   std::tuple<torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor> act(const torch::Tensor& x,
                                                                             torch::Tensor action = {}) {
     auto log_probs = torch::log_softmax(actor->forward(x), -1);
-    if (!action.defined()) {
+    if (!action.defined()) {  // expect-none: nosync-bool-condition
       action = torch::multinomial(log_probs.exp(), 1).squeeze(-1);
     }
     auto log_prob = log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1);
@@ -180,7 +180,7 @@ int main() {
 
   ActorCritic agent;
   agent->to(device);
-  std::cout << agent << '\n';
+  std::cout << agent << '\n';  // expect-none: nosync-hidden-sync
   torch::optim::Adam optimizer(agent->parameters(), torch::optim::AdamOptions(kLearningRate).eps(1e-5));
 
   EnvPool envs(kNumEnvs);
@@ -197,7 +197,7 @@ int main() {
   for (int64_t update = 1; update <= num_updates; ++update) {
     const double frac = 1.0 - (update - 1.0) / static_cast<double>(num_updates);
     static_cast<torch::optim::AdamOptions&>(optimizer.param_groups()[0].options()).lr(frac * kLearningRate);
-    for (auto* buf : {&obs_buf, &action_buf, &logprob_buf, &reward_buf, &done_buf, &value_buf}) buf->clear();
+    for (auto* buf : {&obs_buf, &action_buf, &logprob_buf, &reward_buf, &done_buf, &value_buf}) buf->clear();  // expect-none: nosync-launch-loop
 
     for (int64_t step = 0; step < kNumSteps; ++step) {
       obs_buf.push_back(next_obs);
@@ -213,7 +213,7 @@ int main() {
 
       action_host.copy_(action);  // expect: nosync-device-to-host
       envs.step_async(action_host.data_ptr<int64_t>());
-      envs.synchronize();
+      envs.synchronize();  // expect-none: nosync-explicit-sync
       reward_buf.push_back(torch::tensor(envs.rewards()).to(device));  // expect: nosync-pageable-h2d
       next_done = torch::tensor(envs.dones()).to(device);  // expect: nosync-pageable-h2d
       next_obs = torch::from_blob(envs.observations(), {kNumEnvs, kObsDim}, torch::kFloat).to(device);  // expect: nosync-pageable-h2d
@@ -246,7 +246,7 @@ int main() {
         {
           torch::NoGradGuard no_grad;
           approx_kl = ((ratio - 1) - log_ratio).mean();
-          clipfracs.push_back(((ratio - 1.0).abs() > kClipCoef).to(torch::kFloat).mean().item<float>());  // expect: nosync-item
+          clipfracs.push_back(((ratio - 1.0).abs() > kClipCoef).to(torch::kFloat).mean().item<float>());  // expect: nosync-item; expect-none: nosync-device-to-host
         }
         auto mb_adv = b_advantages.index_select(0, mb);
         mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8);
@@ -268,8 +268,8 @@ int main() {
     if (update % 10 == 0) {
       torch::Tensor y_pred = b_values.cpu();  // expect-note: nosync-device-to-host
       torch::Tensor y_true = b_returns.cpu();  // expect-note: nosync-device-to-host
-      const float var_y = y_true.var().item<float>();
-      const float explained_var = var_y == 0.0f ? NAN : 1.0f - (y_true - y_pred).var().item<float>() / var_y;
+      const float var_y = y_true.var().item<float>();  // expect-none: nosync-item
+      const float explained_var = var_y == 0.0f ? NAN : 1.0f - (y_true - y_pred).var().item<float>() / var_y;  // expect-none: nosync-item, nosync-bool-condition
       const double recent_return = episode_returns.empty() ? 0.0 : episode_returns.back();
       std::printf("update %ld | return %.1f | v_loss %.3f | pg_loss %.3f | entropy %.3f | kl %.4f | clipfrac %.3f | ev %.3f\n",
                   update, recent_return,

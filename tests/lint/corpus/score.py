@@ -189,8 +189,8 @@ def score(files, findings, known_rules):
             if fd["severity"] in WARNING_LEVEL:
                 key = (fd["file"], fd["line"], fd["rule"])
                 fps.setdefault(key, {"file": fd["file"], "line": fd["line"], "rule": fd["rule"],
-                                     "why": "finding outside the corpus files", "source": "",
-                                     "message": fd["message"]})
+                                     "kind": "outside", "why": "finding outside the corpus files",
+                                     "source": "", "message": fd["message"]})
             continue
         anns, lines = corpus[path]
         cands = [a for a in anns if a.rule == fd["rule"] and a.covers(fd["line"])]
@@ -206,14 +206,14 @@ def score(files, findings, known_rules):
         if ann is not None:
             ann.hits.append(fd)
         if ann is None or ann.kind != "expect":
-            why = {None: "no annotation",
-                   "expect-note": "annotated expect-note, reported as " + fd["severity"],
-                   "expect-none": "annotated expect-none (a deliberate look-alike)"}[
-                       None if ann is None else ann.kind]
+            kind, why = {None: ("unannotated", "no annotation"),
+                         "expect-note": ("too-severe", "annotated expect-note, reported as " + fd["severity"]),
+                         "expect-none": ("look-alike", "annotated expect-none (a deliberate look-alike)")}[
+                             None if ann is None else ann.kind]
             key = (path, fd["line"], fd["rule"])
             src = lines[fd["line"] - 1].strip() if 0 < fd["line"] <= len(lines) else ""
-            fps.setdefault(key, {"file": path, "line": fd["line"], "rule": fd["rule"], "why": why,
-                                 "source": src, "message": fd["message"]})
+            fps.setdefault(key, {"file": path, "line": fd["line"], "rule": fd["rule"], "kind": kind,
+                                 "why": why, "source": src, "message": fd["message"]})
 
     rules = {}
 
@@ -250,6 +250,8 @@ def score(files, findings, known_rules):
         b["recall"] = ratio(b["tp"], b["tp"] + b["fn"])
     tot = {k: sum(b[k] for b in rules.values())
            for k in ("tp", "fp", "fn", "expected", "expect_note", "expect_note_reported", "expect_none")}
+    tot["fp_by_kind"] = {k: sum(1 for r in fps.values() if r["kind"] == k)
+                         for k in ("unannotated", "too-severe", "look-alike", "outside")}
     tot["precision"] = ratio(tot["tp"], tot["tp"] + tot["fp"])
     tot["recall"] = ratio(tot["tp"], tot["tp"] + tot["fn"])
     key = lambda r: (r["file"], r["line"], r["rule"])
@@ -290,7 +292,10 @@ def report(res, out):
       f"{t['expect_note']:>8} ({t['expect_note_reported']:>3})      {t['expect_none']:>8}\n")
     w(f"\n{res['findings_total']} findings read, {res['notes_on_unannotated_lines']} notes on un-annotated "
       f"lines (not scored), {res['findings_outside_corpus']} outside the corpus files\n")
-    w(f"\nfalse positives ({len(res['false_positives'])}):\n")
+    k = t["fp_by_kind"]
+    w(f"\nfalse positives ({len(res['false_positives'])}: {k['unannotated']} on un-annotated lines, "
+      f"{k['too-severe']} too severe on expect-note lines, {k['look-alike']} on expect-none lines, "
+      f"{k['outside']} outside the corpus):\n")
     for r in res["false_positives"]:
         w(f"  {rel(r['file'])}:{r['line']}: {r['rule']} ({r['why']})\n      {r['source']}\n")
     w(f"\nfalse negatives ({len(res['false_negatives'])}):\n")

@@ -148,6 +148,7 @@ class ScorerTest(unittest.TestCase):
         self.assertEqual(res["rules"]["nosync-hidden-sync"]["recall"], None)  # nothing expected
         self.assertEqual(res["notes_on_unannotated_lines"], 1)
         self.assertEqual(res["findings_outside_corpus"], 1)
+        self.assertEqual(t["fp_by_kind"], {"unannotated": 2, "too-severe": 1, "look-alike": 1, "outside": 1})
         # The FP on line 6 names the source line for the report.
         fp6 = [r for r in res["false_positives"] if r["line"] == 6][0]
         self.assertIn("step % 100", fp6["source"])
@@ -187,7 +188,7 @@ class ScorerTest(unittest.TestCase):
         out_json = os.path.join(self.dir, "scores.json")
         rc, out, _ = self.run_main([self.src, "--findings", j, "--json-out", out_json])
         self.assertEqual(rc, 0)
-        self.assertIn("false positives (1)", out)
+        self.assertIn("false positives (1: 0 on un-annotated lines, 1 too severe", out)
         self.assertIn("sample.cpp:6: nosync-item", out)
         self.assertIn("false negatives (3)", out)
         with open(out_json) as f:

@@ -26,7 +26,7 @@ torch::Tensor global_grad_norm(const std::vector<torch::Tensor>& grads) {
 // The same norm in two multi-tensor launches; the result stays on the device.
 torch::Tensor foreach_grad_norm(const std::vector<torch::Tensor>& grads) {
   auto norms = torch::_foreach_norm(grads, 2);
-  return torch::linalg_vector_norm(torch::stack(norms), 2, c10::nullopt, false, c10::nullopt);
+  return torch::linalg_vector_norm(torch::stack(norms), 2, c10::nullopt, false, c10::nullopt);  // expect-none: nosync-hidden-sync
 }
 
 // Accuracy per class, for the epoch summary.
@@ -55,7 +55,7 @@ std::vector<torch::Tensor> whiten_groups(const std::vector<torch::Tensor>& group
 std::pair<torch::Tensor, torch::Tensor> whiten(const torch::Tensor& x, double eps) {
   auto xc = x - x.mean(0, /*keepdim=*/true);
   auto cov = xc.t().matmul(xc) / (x.size(0) - 1) + eps * torch::eye(x.size(1), x.options());
-  auto [chol, info] = torch::linalg_cholesky_ex(cov);
+  auto [chol, info] = torch::linalg_cholesky_ex(cov);  // expect-none: nosync-hidden-sync
   return {torch::linalg_solve_triangular(chol, xc.t(), /*upper=*/false).t(), info};
 }
 
@@ -100,9 +100,9 @@ bool has_nonfinite(const torch::Tensor& t) {
 // Checksum of host buffers, e.g. to verify a dataset shard after loading.
 float checksum(const std::vector<std::vector<float>>& chunks) {
   float sum = 0.0f;
-  for (const auto& c : chunks) {
+  for (const auto& c : chunks) {  // expect-none: nosync-launch-loop@+0..+3
     auto t = torch::from_blob(const_cast<float*>(c.data()), {static_cast<int64_t>(c.size())}, torch::kFloat);
-    sum += t.sum().item<float>();
+    sum += t.sum().item<float>();  // expect-none: nosync-item
   }
   return sum;
 }
@@ -110,7 +110,7 @@ float checksum(const std::vector<std::vector<float>>& chunks) {
 void save_tensor_csv(const torch::Tensor& t, const std::string& path) {
   auto host = t.detach().to(torch::kCPU).contiguous().view(-1);  // expect-note: nosync-device-to-host
   std::ofstream out(path);
-  out << host << '\n';
+  out << host << '\n';  // expect-none: nosync-hidden-sync
 }
 
 }  // namespace train_utils

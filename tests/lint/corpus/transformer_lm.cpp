@@ -108,9 +108,9 @@ struct GPTImpl : torch::nn::Module {
 
   torch::Tensor forward(const torch::Tensor& idx) {
     const int64_t T = idx.size(1);
-    auto pos = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(idx.device()));
+    auto pos = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(idx.device()));  // expect-none: nosync-pageable-h2d
     auto x = wte->forward(idx) + wpe->forward(pos);
-    for (const auto& block : *blocks) {
+    for (const auto& block : *blocks) {  // expect-none: nosync-launch-loop@+0..+2
       x = block->as<BlockImpl>()->forward(x);
     }
     return lm_head->forward(ln_f->forward(x));
@@ -133,11 +133,11 @@ std::pair<torch::Tensor, torch::Tensor> get_batch(const torch::Tensor& data, tor
   auto ix = torch::randint(data.size(0) - kBlockSize - 1, {kBatchSize}, torch::kLong);
   std::vector<torch::Tensor> xs, ys;
   for (int64_t b = 0; b < kBatchSize; ++b) {
-    const int64_t i = ix[b].item<int64_t>();
+    const int64_t i = ix[b].item<int64_t>();  // expect-none: nosync-item
     xs.push_back(data.slice(0, i, i + kBlockSize));
     ys.push_back(data.slice(0, i + 1, i + 1 + kBlockSize));
   }
-  auto x = torch::stack(xs).pin_memory().to(device, /*non_blocking=*/true);
+  auto x = torch::stack(xs).pin_memory().to(device, /*non_blocking=*/true);  // expect-none: nosync-pageable-h2d
   auto y = torch::stack(ys).to(device);  // expect: nosync-pageable-h2d
   return {x, y};
 }
@@ -152,7 +152,7 @@ std::pair<float, float> estimate_loss(GPT& model, const torch::Tensor& train_dat
       auto [x, y] = get_batch(data, device);
       losses[k] = model->loss(x, y).item<float>();  // expect-note: nosync-item
     }
-    return losses.mean().item<float>();
+    return losses.mean().item<float>();  // expect-none: nosync-item
   };
   std::pair<float, float> out{eval_split(train_data), eval_split(val_data)};
   model->train();
@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
   model->to(device);
 
   if (argc > 1 && std::string(argv[1]) == "--sample") {
-    TORCH_CHECK(torch::cuda::is_available(), "--sample needs a CUDA device");
+    TORCH_CHECK(torch::cuda::is_available(), "--sample needs a CUDA device");  // expect-none: nosync-bool-condition
     torch::load(model, "gpt_char.pt");
     model->eval();
     std::string prompt;
@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
 
   std::vector<torch::Tensor> decay, no_decay;
   int64_t n_params = 0;
-  for (const auto& p : model->named_parameters()) {
+  for (const auto& p : model->named_parameters()) {  // expect-none: nosync-launch-loop@+0..+3
     (p.value().dim() >= 2 ? decay : no_decay).push_back(p.value());
     n_params += p.value().numel();
   }
@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   for (int64_t iter = 0; iter < kMaxIters; ++iter) {
     const double lr = lr_at(iter);
-    for (auto& group : optimizer.param_groups()) {
+    for (auto& group : optimizer.param_groups()) {  // expect-none: nosync-launch-loop@+0..+2
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     }
 
@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
       loss = model->loss(x, y) / kGradAccum;
       loss.backward();
     }
-    torch::nn::utils::clip_grad_value_(model->parameters(), 1.0);
+    torch::nn::utils::clip_grad_value_(model->parameters(), 1.0);  // expect-none: nosync-hidden-sync
     optimizer.step();
     optimizer.zero_grad();
 
