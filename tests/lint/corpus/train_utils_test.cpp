@@ -155,6 +155,13 @@ TEST(TrainUtils, EarlyStoppingWaitsForPatience) {
   EXPECT_EQ(decisions, (std::vector<bool>{false, false, false, true}));
 }
 
+TEST(TrainUtils, SavesCsv) {
+  const std::string path = ::testing::TempDir() + "train_utils_save.csv";
+  train_utils::save_tensor_csv(torch::arange(6, torch::TensorOptions().device(test_device())).view({2, 3}), path);
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good());
+}
+
 TEST(TrainUtils, ChecksumOfHostBuffers) {
   std::vector<std::vector<float>> chunks = {{1.0f, 2.0f}, {3.5f}};
   EXPECT_FLOAT_EQ(train_utils::checksum(chunks), 6.5f);
