@@ -63,6 +63,9 @@ constexpr OpPattern kOps[] = {
     {"copy_", "at::Tensor::copy_", OpRule::CopyFamily, RuleId::DeviceToHost, 3},
 
     {"torch::cuda::synchronize", "torch::cuda::synchronize", OpRule::Fixed, RuleId::ExplicitSync, 4},
+    // torch::cuda::synchronize tail-calls the CUDA hooks, so on a real stack
+    // (torch 2.11, seen on the H200) its own frame is gone and this one names it.
+    {"CUDAHooks::deviceSynchronize", "torch::cuda::synchronize", OpRule::Fixed, RuleId::ExplicitSync, 4},
     {"device_synchronize", "c10::cuda::device_synchronize", OpRule::Fixed, RuleId::ExplicitSync, 4},
     {"CUDAStream::synchronize", "c10::cuda::CUDAStream::synchronize", OpRule::Fixed, RuleId::ExplicitSync, 4},
     {"CUDAEvent::synchronize", "at::cuda::CUDAEvent::synchronize", OpRule::Fixed, RuleId::ExplicitSync, 4},

@@ -64,21 +64,42 @@ Direction from_runtime_kind(int kind, MemKind src, MemKind dst) {
 // layout change in a future CUDA fails to compile instead of misreading.
 using Decoder = void (*)(const void* params, SyncEvent& e);
 
+// With an explicit cudaMemcpyKind only the host side needs a pointer query
+// (one driver call per copy instead of two: it is the adapter's main cost on
+// pinned non_blocking copies); cudaMemcpyDefault asks about both sides.
+void runtime_kinds(const void* src, const void* dst, int kind, SyncEvent& e) {
+  switch (kind) {
+    case 1:  // cudaMemcpyHostToDevice
+      e.src = memory_kind(src);
+      e.dst = MemKind::Device;
+      break;
+    case 2:  // cudaMemcpyDeviceToHost
+      e.src = MemKind::Device;
+      e.dst = memory_kind(dst);
+      break;
+    case 3:  // cudaMemcpyDeviceToDevice
+      e.src = e.dst = MemKind::Device;
+      break;
+    case 0:  // cudaMemcpyHostToHost: never waits for the GPU, nothing to ask
+      break;
+    default:
+      e.src = memory_kind(src);
+      e.dst = memory_kind(dst);
+  }
+  e.direction = from_runtime_kind(kind, e.src, e.dst);
+}
+
 template <class P>
 void rt_copy(const void* params, SyncEvent& e) {
   auto* p = static_cast<const P*>(params);
-  e.src = memory_kind(p->src);
-  e.dst = memory_kind(p->dst);
-  e.direction = from_runtime_kind(static_cast<int>(p->kind), e.src, e.dst);
+  runtime_kinds(p->src, p->dst, static_cast<int>(p->kind), e);
   e.bytes = p->count;
 }
 
 template <class P>
 void rt_copy_2d(const void* params, SyncEvent& e) {
   auto* p = static_cast<const P*>(params);
-  e.src = memory_kind(p->src);
-  e.dst = memory_kind(p->dst);
-  e.direction = from_runtime_kind(static_cast<int>(p->kind), e.src, e.dst);
+  runtime_kinds(p->src, p->dst, static_cast<int>(p->kind), e);
   e.bytes = p->width * p->height;
 }
 

@@ -151,6 +151,17 @@ TEST(Classifier, ExplicitSynchronizeWithAndWithoutTorch) {
   EXPECT_EQ(raw.op, "");
 }
 
+TEST(Classifier, TorchCudaSynchronizeIsNamedEvenThoughItsFrameWasTailCalled) {
+  // The stack as captured on the H200 (torch 2.11): torch::cuda::synchronize
+  // jumps to the hooks, leaving no frame of its own.
+  Classification c = run(ev(ApiKind::DeviceSync),
+                         with_user({lib("cudaDeviceSynchronize", kCudart),
+                                    lib("c10::cuda::device_synchronize()", "/venv/torch/lib/libc10_cuda.so"),
+                                    lib("at::cuda::detail::CUDAHooks::deviceSynchronize(signed char) const", kCuda)}));
+  EXPECT_EQ(c.rule, RuleId::ExplicitSync);
+  EXPECT_EQ(c.op, "torch::cuda::synchronize");
+}
+
 TEST(Classifier, AllocatorCallsAreAllocatorSyncsWhateverOpCausedThem) {
   Classification empty = run(ev(ApiKind::Free), with_user({lib("cudaFree", kCudart),
                                                           lib("c10::cuda::CUDACachingAllocator::Native::"

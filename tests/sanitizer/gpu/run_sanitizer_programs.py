@@ -99,6 +99,23 @@ def main():
                         "max_stall_us", "op", "frames"):
                 check(key in f, "JSON field %s present" % key)
 
+    # 1b. warn mode: one line for the new site, the counts at exit.
+    p = run([args.nosync_run, "--mode", "warn", "--", args.program, "item"])
+    live = [l for l in p.stderr.splitlines() if "WARNING: nosync-sanitizer: nosync-item at " in l]
+    check(p.returncode == 0 and len(live) == 1, "warn mode: exactly one live line for the site (%d)" % len(live))
+    check(bool(live) and ("%s:%d" % (src_name, line)) in live[0], "warn line names %s:%d" % (src_name, line))
+    check("SUMMARY: nosync-sanitizer: 5 host syncs at 1 site" in p.stderr, "warn mode: counts at exit")
+
+    # 1c. Chrome/Perfetto trace: one complete slice per blocking call.
+    p = run([args.nosync_run, "--mode", "report", "--format", "trace", "--log", tmp + "/trace", "--",
+             args.program, "item"])
+    files = log_files(tmp + "/trace")
+    trace = json.load(open(files[0])) if files else {"traceEvents": []}
+    slices = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    check(len(slices) == 5 and all(e["name"] == "nosync-item" and e["dur"] > 0 for e in slices),
+          "trace: 5 nosync-item slices (%d)" % len(slices))
+    check(all(e["args"]["site"].endswith("%s:%d" % (src_name, line)) for e in slices), "trace slices carry the site")
+
     # 2. error mode: report, then abort at the first sync.
     p = run([args.nosync_run, "--mode", "error", "--", args.program, "item"])
     check(p.returncode == -signal.SIGABRT, "error mode aborts (rc %d)" % p.returncode)
