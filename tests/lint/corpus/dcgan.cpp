@@ -152,6 +152,7 @@ int main() {
 
   for (int64_t epoch = 1; epoch <= kNumberOfEpochs; ++epoch) {
     const auto epoch_start = std::chrono::steady_clock::now();
+    torch::Tensor last_g_loss;
     for (int64_t batch_index = 1; batch_index <= kBatchesPerEpoch; ++batch_index) {
       auto idx = torch::randint(kDatasetSize, {kBatchSize}, long_opts);
       torch::Tensor real_images = dataset.index_select(0, idx);
@@ -192,6 +193,7 @@ int main() {
       torch::Tensor g_loss = torch::binary_cross_entropy(fake_output, fake_labels);
       g_loss.backward();
       generator_optimizer.step();
+      last_g_loss = g_loss.detach();
       for (auto& p : discriminator->parameters()) {
         p.set_requires_grad(true);
       }
@@ -231,6 +233,7 @@ int main() {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
     std::printf("epoch %ld took %.1f s\n", epoch, seconds);
+    std::cout << "last G loss: " << last_g_loss << std::endl;  // expect: nosync-hidden-sync
   }
 
   // After training: summary statistics of the EMA generator, computed once.

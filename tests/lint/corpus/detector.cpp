@@ -45,8 +45,8 @@ std::pair<torch::Tensor, torch::Tensor> make_batch(std::mt19937& rng, int64_t ba
   return {images, targets};
 }
 
-torch::Tensor box_iou(const torch::Tensor& a, const torch::Tensor& b) {
-  auto area = [](const torch::Tensor& t) { return (t.select(1, 2) - t.select(1, 0)) * (t.select(1, 3) - t.select(1, 1)); };
+at::Tensor box_iou(const at::Tensor& a, const at::Tensor& b) {
+  auto area = [](const at::Tensor& t) { return (t.select(1, 2) - t.select(1, 0)) * (t.select(1, 3) - t.select(1, 1)); };
   auto lt = torch::max(a.slice(1, 0, 2).unsqueeze(1), b.slice(1, 0, 2).unsqueeze(0));
   auto rb = torch::min(a.slice(1, 2, 4).unsqueeze(1), b.slice(1, 2, 4).unsqueeze(0));
   auto wh = (rb - lt).clamp_min(0);
@@ -105,7 +105,7 @@ Losses detection_loss(const torch::Tensor& cls_logits, const torch::Tensor& box_
   auto p_t = p * cls_t + (1 - p) * (1 - cls_t);
   auto focal = ce * (1 - p_t).pow(2.0) * (0.25 * cls_t + 0.75 * (1 - cls_t));
   auto pos = cls_t.amax(-1) > 0;
-  const int64_t num_pos = std::max<int64_t>(pos.sum().item<int64_t>(), 1);  // expect: nosync-item
+  const int64_t num_pos = std::max<int64_t>(pos.sum().item().to<int64_t>(), 1);  // expect: nosync-item
   auto box = torch::smooth_l1_loss(box_pred.index({pos}), box_t.index({pos}), torch::Reduction::Sum) / num_pos;  // expect: nosync-hidden-sync
   auto cls = focal.sum() / num_pos;
   TORCH_CHECK(torch::isfinite(cls + box).item<bool>(), "non-finite detection loss");  // expect: nosync-bool-condition
