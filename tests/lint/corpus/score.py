@@ -303,6 +303,40 @@ def report(res, out):
         w(f"  {rel(r['file'])}:{r['line']}: {r['rule']} ({r['why']})\n      {r['source']}\n")
 
 
+def md_escape(text):
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(res, out, header_lines=()):
+    """The scores as Markdown: header lines, the per-rule table, every FP and FN."""
+    w = out.write
+    w("# nosync-lint on the realistic corpus (tests/lint/corpus)\n\n")
+    for h in header_lines:
+        w(f"- {h}\n")
+    w("\nWarning-level scoring (README.md of the corpus): TP = an `expect:` line reported as a warning; "
+      "FP = a warning on any other line; FN = an `expect:` line not reported as a warning.\n\n")
+    w("| rule | TP | FP | FN | precision | recall | expect-note lines (reported as note) | expect-none lines |\n")
+    w("|---|---|---|---|---|---|---|---|\n")
+    rows = list(res["rules"].items()) + [("**overall**", res["overall"])]
+    for rule, b in rows:
+        w(f"| {rule} | {b['tp']} | {b['fp']} | {b['fn']} | {fmt(b['precision']).strip()} | "
+          f"{fmt(b['recall']).strip()} | {b['expect_note']} ({b['expect_note_reported']}) | {b['expect_none']} |\n")
+    k = res["overall"]["fp_by_kind"]
+    w(f"\n{res['findings_total']} findings read; {res['notes_on_unannotated_lines']} notes on un-annotated "
+      f"lines (not scored). False positives by kind: {k['unannotated']} on un-annotated lines, "
+      f"{k['too-severe']} too severe on expect-note lines, {k['look-alike']} on expect-none look-alikes, "
+      f"{k['outside']} outside the corpus.\n")
+    w(f"\n## False positives ({len(res['false_positives'])})\n\n"
+      "| where | rule | kind | source line | linter's message (start) | reason |\n|---|---|---|---|---|---|\n")
+    for r in res["false_positives"]:
+        w(f"| {rel(r['file'])}:{r['line']} | {r['rule']} | {r['kind']} | `{md_escape(r['source'])}` | "
+          f"{md_escape(r['message'][:70])} |  |\n")
+    w(f"\n## False negatives ({len(res['false_negatives'])})\n\n| where | rule | why | source line | reason |\n"
+      "|---|---|---|---|---|\n")
+    for r in res["false_negatives"]:
+        w(f"| {rel(r['file'])}:{r['line']} | {r['rule']} | {r['why']} | `{md_escape(r['source'])}` |  |\n")
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     compile_args = []
@@ -318,6 +352,7 @@ def main(argv=None):
     ap.add_argument("--min-precision", type=float, help="exit 1 when overall precision is below this")
     ap.add_argument("--min-recall", type=float, help="exit 1 when overall recall is below this")
     ap.add_argument("--json-out", help="write the scores as JSON here")
+    ap.add_argument("--markdown-out", help="write the scores, FPs and FNs as Markdown here")
     ap.add_argument("--dump-findings", help="write every finding read, as one JSON array, here")
     args = ap.parse_args(argv)
 
@@ -354,6 +389,10 @@ def main(argv=None):
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as fh:
             json.dump(res, fh, indent=1)
+    if args.markdown_out:
+        with open(args.markdown_out, "w", encoding="utf-8") as fh:
+            markdown(res, fh, [f"corpus: {len(res['files'])} files", "linter: " + (args.lint or "findings from "
+                                                                                   + ", ".join(args.findings))])
 
     rc = 0
     t = res["overall"]
