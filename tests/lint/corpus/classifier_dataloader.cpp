@@ -218,7 +218,7 @@ int main() {
     scheduler.step();
     if (accuracy > best_accuracy) {
       best_accuracy = accuracy;
-      torch::save(model, "classifier_best.pt");
+      torch::save(model, "classifier_best.pt");  // expect-maybe: nosync-hidden-sync, nosync-device-to-host
     }
   }
 

@@ -28,13 +28,14 @@ FALLBACK_STATIC_RULES = {
     "nosync-launch-loop", "nosync-hidden-sync", "nosync-explicit-sync",
 }
 
-KINDS = ("expect", "expect-note", "expect-none")
+KINDS = ("expect", "expect-note", "expect-none", "expect-maybe")
 WARNING_LEVEL = ("warning", "error")
 SEVERITIES = ("warning", "note", "error")
 
-# `expect: ...`, `expect-note: ...`, `expect-none: ...` inside a // comment; the
+# `expect: ...`, `expect-note: ...`, `expect-none: ...`, `expect-maybe: ...` inside a // comment; the
 # clause ends at ';', at the next clause or at the end of the line.
-CLAUSE_RE = re.compile(r"\b(expect-note|expect-none|expect)\s*:\s*([^;]*?)(?=;|\bexpect(?:-note|-none)?\s*:|$)")
+CLAUSE_RE = re.compile(
+    r"\b(expect-note|expect-none|expect-maybe|expect)\s*:\s*([^;]*?)(?=;|\bexpect(?:-note|-none|-maybe)?\s*:|$)")
 ITEM_RE = re.compile(r"^(nosync-[a-z0-9-]+)(?:@([+-]\d+)(?:\.\.([+-]?\d+))?)?$")
 
 
@@ -197,6 +198,9 @@ def score(files, findings, known_rules):
         # The annotation on the finding's own line wins, then the nearest one.
         cands.sort(key=lambda a: (abs(a.line - fd["line"]), a.line))
         ann = cands[0] if cands else None
+        if ann is not None and ann.kind == "expect-maybe":
+            (ann.hits if fd["severity"] in WARNING_LEVEL else ann.note_hits).append(fd)
+            continue
         if fd["severity"] not in WARNING_LEVEL:
             if ann is not None:
                 ann.note_hits.append(fd)
@@ -220,9 +224,9 @@ def score(files, findings, known_rules):
     def bucket(rule):
         return rules.setdefault(rule, {"tp": 0, "fp": 0, "fn": 0, "expected": 0,
                                        "expect_note": 0, "expect_note_reported": 0,
-                                       "expect_none": 0})
+                                       "expect_none": 0, "expect_maybe": 0, "expect_maybe_reported": 0})
 
-    fns, tps = [], []
+    fns, tps, maybes = [], [], []
     for path, (anns, lines) in sorted(corpus.items()):
         for a in anns:
             b = bucket(a.rule)
@@ -240,6 +244,12 @@ def score(files, findings, known_rules):
                 b["expect_note"] += 1
                 if a.note_hits:
                     b["expect_note_reported"] += 1
+            elif a.kind == "expect-maybe":
+                b["expect_maybe"] += 1
+                reported = "warning" if a.hits else "note" if a.note_hits else "no"
+                b["expect_maybe_reported"] += reported != "no"
+                maybes.append({"file": path, "line": a.line, "rule": a.rule, "reported": reported,
+                               "source": lines[a.line - 1].strip()})
             else:
                 b["expect_none"] += 1
     for rec in fps.values():
@@ -249,7 +259,8 @@ def score(files, findings, known_rules):
         b["precision"] = ratio(b["tp"], b["tp"] + b["fp"])
         b["recall"] = ratio(b["tp"], b["tp"] + b["fn"])
     tot = {k: sum(b[k] for b in rules.values())
-           for k in ("tp", "fp", "fn", "expected", "expect_note", "expect_note_reported", "expect_none")}
+           for k in ("tp", "fp", "fn", "expected", "expect_note", "expect_note_reported", "expect_none",
+                     "expect_maybe", "expect_maybe_reported")}
     tot["fp_by_kind"] = {k: sum(1 for r in fps.values() if r["kind"] == k)
                          for k in ("unannotated", "too-severe", "look-alike", "outside")}
     tot["precision"] = ratio(tot["tp"], tot["tp"] + tot["fp"])
@@ -262,6 +273,7 @@ def score(files, findings, known_rules):
         "false_positives": sorted(fps.values(), key=key),
         "false_negatives": sorted(fns, key=key),
         "true_positives": sorted(tps, key=key),
+        "expect_maybe": sorted(maybes, key=key),
         "notes_on_unannotated_lines": notes_ignored,
         "findings_outside_corpus": len(outside),
         "findings_total": len(findings),
@@ -283,13 +295,12 @@ def rel(path):
 def report(res, out):
     w = out.write
     w(f"{'rule':<24} {'TP':>4} {'FP':>4} {'FN':>4}  {'precision':>9} {'recall':>7}  "
-      f"{'exp-note (as note)':>18} {'exp-none':>8}\n")
-    for rule, b in res["rules"].items():
-        w(f"{rule:<24} {b['tp']:>4} {b['fp']:>4} {b['fn']:>4}  {fmt(b['precision']):>9} {fmt(b['recall']):>7}  "
-          f"{b['expect_note']:>8} ({b['expect_note_reported']:>3})      {b['expect_none']:>8}\n")
+      f"{'exp-note (as note)':>18} {'exp-none':>8} {'exp-maybe (reported)':>20}\n")
     t = res["overall"]
-    w(f"{'overall':<24} {t['tp']:>4} {t['fp']:>4} {t['fn']:>4}  {fmt(t['precision']):>9} {fmt(t['recall']):>7}  "
-      f"{t['expect_note']:>8} ({t['expect_note_reported']:>3})      {t['expect_none']:>8}\n")
+    for rule, b in list(res["rules"].items()) + [("overall", t)]:
+        w(f"{rule:<24} {b['tp']:>4} {b['fp']:>4} {b['fn']:>4}  {fmt(b['precision']):>9} {fmt(b['recall']):>7}  "
+          f"{b['expect_note']:>8} ({b['expect_note_reported']:>3})      {b['expect_none']:>8} "
+          f"{b['expect_maybe']:>10} ({b['expect_maybe_reported']:>3})\n")
     w(f"\n{res['findings_total']} findings read, {res['notes_on_unannotated_lines']} notes on un-annotated "
       f"lines (not scored), {res['findings_outside_corpus']} outside the corpus files\n")
     k = t["fp_by_kind"]
@@ -301,6 +312,9 @@ def report(res, out):
     w(f"\nfalse negatives ({len(res['false_negatives'])}):\n")
     for r in res["false_negatives"]:
         w(f"  {rel(r['file'])}:{r['line']}: {r['rule']} ({r['why']})\n      {r['source']}\n")
+    w(f"\nexpect-maybe lines, not scored ({len(res['expect_maybe'])}):\n")
+    for r in res["expect_maybe"]:
+        w(f"  {rel(r['file'])}:{r['line']}: {r['rule']} (reported: {r['reported']})\n      {r['source']}\n")
 
 
 def md_escape(text):
@@ -315,12 +329,14 @@ def markdown(res, out, header_lines=()):
         w(f"- {h}\n")
     w("\nWarning-level scoring (README.md of the corpus): TP = an `expect:` line reported as a warning; "
       "FP = a warning on any other line; FN = an `expect:` line not reported as a warning.\n\n")
-    w("| rule | TP | FP | FN | precision | recall | expect-note lines (reported as note) | expect-none lines |\n")
-    w("|---|---|---|---|---|---|---|---|\n")
+    w("| rule | TP | FP | FN | precision | recall | expect-note lines (reported as note) | expect-none lines "
+      "| expect-maybe lines (reported) |\n")
+    w("|---|---|---|---|---|---|---|---|---|\n")
     rows = list(res["rules"].items()) + [("**overall**", res["overall"])]
     for rule, b in rows:
         w(f"| {rule} | {b['tp']} | {b['fp']} | {b['fn']} | {fmt(b['precision']).strip()} | "
-          f"{fmt(b['recall']).strip()} | {b['expect_note']} ({b['expect_note_reported']}) | {b['expect_none']} |\n")
+          f"{fmt(b['recall']).strip()} | {b['expect_note']} ({b['expect_note_reported']}) | {b['expect_none']} "
+          f"| {b['expect_maybe']} ({b['expect_maybe_reported']}) |\n")
     k = res["overall"]["fp_by_kind"]
     w(f"\n{res['findings_total']} findings read; {res['notes_on_unannotated_lines']} notes on un-annotated "
       f"lines (not scored). False positives by kind: {k['unannotated']} on un-annotated lines, "
@@ -335,6 +351,10 @@ def markdown(res, out, header_lines=()):
       "|---|---|---|---|---|\n")
     for r in res["false_negatives"]:
         w(f"| {rel(r['file'])}:{r['line']} | {r['rule']} | {r['why']} | `{md_escape(r['source'])}` |  |\n")
+    w(f"\n## expect-maybe lines, not scored ({len(res['expect_maybe'])})\n\n"
+      "| where | rule | reported | source line |\n|---|---|---|---|\n")
+    for r in res["expect_maybe"]:
+        w(f"| {rel(r['file'])}:{r['line']} | {r['rule']} | {r['reported']} | `{md_escape(r['source'])}` |\n")
 
 
 def main(argv=None):

@@ -34,6 +34,7 @@ SAMPLE = textwrap.dedent("""\
         }
         auto c = x.cpu();                               // expect: nosync-device-to-host; expect-note: nosync-item
         std::string s2 = "// expect: nosync-item";      // a string, not an annotation
+        auto m = torch::multinomial(x, 1);              // expect-maybe: nosync-hidden-sync
       }
     }
     """)
@@ -86,6 +87,7 @@ class ScorerTest(unittest.TestCase):
             (10, "expect", "nosync-launch-loop", 10, 12),
             (13, "expect", "nosync-device-to-host", 13, 13),
             (13, "expect-note", "nosync-item", 13, 13),
+            (15, "expect-maybe", "nosync-hidden-sync", 15, 15),
         ])
 
     def test_unknown_rule_is_an_error(self):
@@ -109,6 +111,7 @@ class ScorerTest(unittest.TestCase):
         self.assertEqual((t["tp"], t["fp"], t["fn"]), (5, 0, 0))
         self.assertEqual((t["precision"], t["recall"]), (1.0, 1.0))
         self.assertEqual(t["expect_note_reported"], 1)
+        self.assertEqual(res["expect_maybe"][0]["reported"], "no")
         self.assertEqual(res["false_positives"], [])
         self.assertEqual(res["false_negatives"], [])
 
@@ -124,6 +127,7 @@ class ScorerTest(unittest.TestCase):
             finding(3, "nosync-item", "note"),             # note on an un-annotated line: ignored
             finding(14, "nosync-item"),                    # string look-alike line: FP
             finding(4, "nosync-hidden-sync", "error"),     # error counts at warning level: FP
+            finding(15, "nosync-hidden-sync"),             # expect-maybe: not scored, counted as reported
             finding(20, "nosync-item", file="/usr/include/foo.h"),  # outside the corpus: FP
         ])
         res = score.score([self.src], fds, self.rules)
@@ -147,6 +151,8 @@ class ScorerTest(unittest.TestCase):
         self.assertAlmostEqual(item["recall"], 0.5)
         self.assertEqual(res["rules"]["nosync-hidden-sync"]["recall"], None)  # nothing expected
         self.assertEqual(res["notes_on_unannotated_lines"], 1)
+        self.assertEqual((t["expect_maybe"], t["expect_maybe_reported"]), (1, 1))
+        self.assertEqual([(r["line"], r["reported"]) for r in res["expect_maybe"]], [(15, "warning")])
         self.assertEqual(res["findings_outside_corpus"], 1)
         self.assertEqual(t["fp_by_kind"], {"unannotated": 2, "too-severe": 1, "look-alike": 1, "outside": 1})
         # The FP on line 6 names the source line for the report.
