@@ -201,6 +201,22 @@ Report Engine::build_report_locked() {
     }
   }
   for (auto& [key, f] : grouped) r.findings.push_back(std::move(f));
+  r.gpu = gpu_.summary();
+  r.has_gpu = r.gpu.kernels > 0;
+  if (is_launch_bound(r.gpu)) {
+    // Not a host sync and not tied to a source line: one finding for the
+    // whole timeline, its "stall" being the time the GPU sat idle.
+    Finding f;
+    f.rule = nosync::rules::RuleId::LaunchBound;
+    f.function = "<GPU timeline>";
+    f.op = "kernel launches";
+    f.count = r.gpu.kernels;
+    f.total_ns = r.gpu.span_ns - r.gpu.busy_ns;
+    f.max_ns = r.gpu.max_gap_ns;
+    f.apis["kernels"] = r.gpu.kernels;
+    f.apis["kernels under 5 us"] = r.gpu.short_kernels;
+    r.findings.push_back(std::move(f));
+  }
   std::stable_sort(r.findings.begin(), r.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.total_ns > b.total_ns; });
   for (std::size_t i = 0; i < suppressions_.size(); ++i)
@@ -284,6 +300,7 @@ void Engine::after_fork_child() {
 
 void Engine::reset() {
   sites_.clear();
+  gpu_.reset();
   intercepted_ = 0;
   blocking_ = 0;
   blocking_ns_ = 0;

@@ -18,6 +18,7 @@
 
 #include "events.h"
 #include "frames.h"
+#include "gpu_activity.h"
 #include "log_sink.h"
 #include "options.h"
 #include "report.h"
@@ -42,6 +43,8 @@ class Engine {
   bool wants_stack(const SyncEvent& e) const;
 
   void record(const SyncEvent& e);
+  // Kernel activity (activity=1), from CUPTI's buffer-completed callback.
+  void record_kernels(const KernelInterval* k, std::size_t n) { gpu_.add(k, n); }
 
   Report build_report();
   // Writes the exit report (once per process; a forked child writes its own
@@ -79,6 +82,7 @@ class Engine {
   Suppressions suppressions_;
   LogSink sink_;
   SiteTable sites_;
+  GpuActivity gpu_;
 
   std::atomic<std::uint64_t> intercepted_{0}, blocking_{0}, blocking_ns_{0}, below_threshold_{0}, queries_{0};
 

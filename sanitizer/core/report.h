@@ -10,6 +10,7 @@
 #include <nosync/rules.h>
 
 #include "frames.h"
+#include "gpu_activity.h"
 #include "options.h"
 
 namespace nosync::san {
@@ -54,6 +55,8 @@ struct Report {
   std::vector<Finding> findings;  // sorted by total_ns, largest first
   Totals totals;
   std::vector<SuppressionHit> suppressions;
+  bool has_gpu = false;                 // activity=1 and kernels were seen
+  GpuSummary gpu;
   std::vector<TraceSlice> trace;        // only with format=trace
   std::uint64_t trace_dropped = 0;
 };

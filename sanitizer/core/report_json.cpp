@@ -72,7 +72,12 @@ std::string write_json(const Report& r) {
   }
   out << "\n  ],\n  \"totals\": {\"blocking_calls\": " << t.blocking << ", \"blocking_us\": " << us(t.blocking_ns)
       << ", \"below_threshold\": " << t.below_threshold << ", \"suppressed\": " << t.suppressed
-      << ", \"queries\": " << t.queries << ", \"overflowed\": " << t.overflowed << "}\n}\n";
+      << ", \"queries\": " << t.queries << ", \"overflowed\": " << t.overflowed << "}";
+  if (r.has_gpu)
+    out << ",\n  \"gpu\": {\"kernels\": " << r.gpu.kernels << ", \"short_kernels\": " << r.gpu.short_kernels
+        << ", \"busy_us\": " << us(r.gpu.busy_ns) << ", \"span_us\": " << us(r.gpu.span_ns)
+        << ", \"max_gap_us\": " << us(r.gpu.max_gap_ns) << "}";
+  out << "\n}\n";
   return out.str();
 }
 

@@ -55,7 +55,25 @@ std::string apis_text(const Finding& f) {
 
 }  // namespace
 
+namespace {
+std::string write_launch_bound(const Report& r, const Finding& f, const char* kind) {
+  const auto& rule = nosync::rules::get(f.rule);
+  std::ostringstream out;
+  char share[64];
+  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * r.gpu.busy_share());
+  out << "==" << r.pid << "==" << kind << ": nosync-sanitizer: GPU mostly idle [" << rule.id << "]: "
+      << f.count << " kernels (" << r.gpu.short_kernels << " under 5 us), GPU busy " << share << " of "
+      << format_duration(r.gpu.span_ns) << "\n";
+  out << "  " << rule.summary << "\n";
+  out << "  idle " << format_duration(f.total_ns) << " in total, longest gap " << format_duration(f.max_ns) << "\n";
+  out << "  fix: " << rule.fix << "\n";
+  out << "SUMMARY: nosync-sanitizer: " << rule.id << " (GPU timeline)\n";
+  return out.str();
+}
+}  // namespace
+
 std::string write_text_finding(const Report& r, const Finding& f, const char* kind) {
+  if (f.rule == nosync::rules::RuleId::LaunchBound) return write_launch_bound(r, f, kind);
   const auto& rule = nosync::rules::get(f.rule);
   std::ostringstream out;
   out << "==" << r.pid << "==" << kind << ": nosync-sanitizer: host sync [" << rule.id << "] in "
@@ -75,17 +93,19 @@ std::string write_text_finding(const Report& r, const Finding& f, const char* ki
 std::string write_text(const Report& r) {
   std::ostringstream out;
   const Totals& t = r.totals;
-  std::uint64_t reported_calls = 0, reported_ns = 0;
+  std::uint64_t reported_calls = 0, reported_ns = 0, sites = 0;
   for (const Finding& f : r.findings) {
+    if (f.rule == nosync::rules::RuleId::LaunchBound) continue;  // GPU idle time, not host syncs
+    ++sites;
     reported_calls += f.count;
     reported_ns += f.total_ns;
   }
-  out << "==" << r.pid << "==nosync-sanitizer: " << r.findings.size() << " sync site"
-      << (r.findings.size() == 1 ? "" : "s") << ", " << reported_calls << " host-blocking call"
+  out << "==" << r.pid << "==nosync-sanitizer: " << sites << " sync site" << (sites == 1 ? "" : "s") << ", "
+      << reported_calls << " host-blocking call"
       << (reported_calls == 1 ? "" : "s") << ", host stalled " << format_duration(reported_ns) << "\n";
   std::size_t n = 0;
   for (const Finding& f : r.findings) {
-    out << "\n--- site " << ++n << " of " << r.findings.size() << " ---\n";
+    out << "\n--- finding " << ++n << " of " << r.findings.size() << " ---\n";
     // Per-site blocks carry their own SUMMARY lines only in error mode; the
     // exit report ends with the one summary line of the run.
     std::string block = write_text_finding(r, f, "WARNING");
@@ -97,10 +117,19 @@ std::string write_text(const Report& r) {
       << " suppressed, " << t.queries << " stream/event queries (not stalls)";
   if (t.overflowed) out << ", " << t.overflowed << " in sites beyond max_sites";
   out << "\n";
+  if (r.has_gpu) {
+    char share[64];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * r.gpu.busy_share());
+    out << "==" << r.pid << "==nosync-sanitizer: GPU timeline: " << r.gpu.kernels << " kernels ("
+        << r.gpu.short_kernels << " under 5 us), busy " << share << " of " << format_duration(r.gpu.span_ns)
+        << ", longest idle gap " << format_duration(r.gpu.max_gap_ns) << "\n";
+  }
   for (const SuppressionHit& s : r.suppressions)
     if (s.hits) out << "==" << r.pid << "==suppressed " << s.hits << " x " << s.pattern << "\n";
-  out << "SUMMARY: nosync-sanitizer: " << reported_calls << " host syncs at " << r.findings.size() << " site"
-      << (r.findings.size() == 1 ? "" : "s") << ", " << format_duration(reported_ns) << " stalled\n";
+  out << "SUMMARY: nosync-sanitizer: " << reported_calls << " host syncs at " << sites << " site"
+      << (sites == 1 ? "" : "s") << ", " << format_duration(reported_ns) << " stalled";
+  if (r.findings.size() > sites) out << "; GPU launch-bound";
+  out << "\n";
   return out.str();
 }
 

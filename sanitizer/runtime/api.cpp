@@ -37,6 +37,7 @@ NOSYNC_EXPORT void nosync_sanitizer_counters(nosync_counters* out) {
 NOSYNC_EXPORT size_t nosync_sanitizer_findings(nosync_finding* out, size_t max) {
   Engine* e = runtime_engine();
   if (!e) return 0;
+  nosync::san::runtime_flush_activity();
   nosync::san::Report r = e->build_report();
   for (std::size_t i = 0; i < r.findings.size() && i < max && out; ++i) {
     const nosync::san::Finding& f = r.findings[i];
@@ -61,6 +62,7 @@ NOSYNC_EXPORT void nosync_sanitizer_reset(void) {
 }
 
 NOSYNC_EXPORT int nosync_sanitizer_write_report(void) {
+  nosync::san::runtime_flush_activity();
   Engine* e = runtime_engine();
   return e && e->finish() ? 1 : 0;
 }

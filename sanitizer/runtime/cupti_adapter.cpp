@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 
 #include "engine.h"
 #include "stack_capture.h"
@@ -289,6 +290,34 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   g_engine->record(e);
 }
 
+// ---------------------------------------------------------------- kernel activity (activity=1)
+// CUPTI recommends 1-10 MB buffers; records are copied out as intervals and
+// the buffer freed at once, so memory stays bounded however long the run.
+constexpr std::size_t kActivityBuffer = 4 << 20;
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kActivityBuffer));
+  *size = *buffer ? kActivityBuffer : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  KernelInterval batch[512];
+  std::size_t n = 0;
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
+    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+    batch[n++] = KernelInterval{k->start, k->end};
+    if (n == 512) {
+      if (g_engine) g_engine->record_kernels(batch, n);
+      n = 0;
+    }
+  }
+  if (n && g_engine) g_engine->record_kernels(batch, n);
+  std::free(buffer);
+}
+
 }  // namespace
 
 std::uint64_t now_ns() {
@@ -324,8 +353,19 @@ std::string CuptiAdapter::start(Engine* engine) {
   for (const Watched& w : kWatched) {
     if (cuptiEnableCallback(1, sub, w.domain, w.cbid) == CUPTI_SUCCESS) ++enabled_;
   }
+  if (engine->options().activity) {
+    // Process-wide in CUPTI's single-subscriber mode: a profiler started later
+    // (torch.profiler) takes the buffers over; the report then shows fewer kernels.
+    if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS &&
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS)
+      activity_ = true;
+  }
   running_ = true;
   return "";
+}
+
+void CuptiAdapter::flush() {
+  if (activity_) cuptiActivityFlushAll(1);
 }
 
 void CuptiAdapter::stop() {

@@ -19,11 +19,14 @@ class CuptiAdapter {
   // tool, no driver, ...). On failure nothing stays subscribed.
   std::string start(Engine* engine);
   void stop();
+  // Delivers buffered kernel activity to the engine (before a report).
+  void flush();
   bool running() const { return running_; }
   int enabled_callbacks() const { return enabled_; }
 
  private:
   bool running_ = false;
+  bool activity_ = false;
   int enabled_ = 0;
   void* subscriber_ = nullptr;
 };

@@ -33,6 +33,7 @@ void say(const std::string& line) {
 
 void at_exit() {
   if (!g_engine) return;
+  if (g_adapter) g_adapter->flush();
   const bool found = g_engine->finish();
   const auto code = g_engine->options().exitcode;
   if (found && code != 0) ::_exit(static_cast<int>(code));
@@ -44,6 +45,7 @@ void at_exit() {
 // SIGTERM handler of its own (then its handler decides how to exit, and our
 // atexit hook reports if it exits normally).
 void on_sigterm(int sig) {
+  if (g_adapter) g_adapter->flush();
   if (g_engine) g_engine->finish();
   ::signal(sig, SIG_DFL);
   ::raise(sig);
@@ -110,6 +112,10 @@ bool runtime_start(const char* how) {
 }
 
 Engine* runtime_engine() { return g_engine; }
+
+void runtime_flush_activity() {
+  if (g_adapter) g_adapter->flush();
+}
 
 bool runtime_active() {
   std::lock_guard<std::mutex> lock(g_start_mu);

@@ -17,4 +17,7 @@ Engine* runtime_engine();
 
 bool runtime_active();
 
+// Hands buffered kernel activity (activity=1) to the engine.
+void runtime_flush_activity();
+
 }  // namespace nosync::san

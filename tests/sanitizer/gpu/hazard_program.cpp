@@ -2,7 +2,7 @@
 // CUDA_INJECTION64_PATH / nosync-run by run_sanitizer_programs.py. Lines the
 // driver checks carry a "// LINE:<name>" marker; the driver finds them here.
 //
-//   hazard_program item|error|sigterm|fork|hold-cupti|clean
+//   hazard_program item|sigterm|fork|hold-cupti|clean|launch-bound
 #include <cupti.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -42,6 +42,14 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 100; ++i) acc += t.sum();
     std::printf("clean done\n");
     return 0;  // no readback: zero host syncs
+  }
+  if (std::strcmp(mode, "launch-bound") == 0) {
+    // 20000 tiny kernels, host-bound: the GPU idles between launches.
+    torch::Tensor x = torch::zeros({256}, torch::kCUDA);
+    for (int i = 0; i < 20000; ++i) x.add_(1.0);
+    torch::cuda::synchronize();
+    std::printf("launch-bound done\n");
+    return 0;
   }
   float acc = items(t, 5);
   std::printf("acc=%g\n", acc);

@@ -153,6 +153,17 @@ def main():
     findings = json.load(open(files[0]))["findings"] if files else None
     check(p.returncode == 0 and findings == [], "sync-free program: zero findings (%s)" % findings)
 
+    # 6b. opt-in kernel activity: a launch-bound loop is reported as such.
+    p = run([args.nosync_run, "--mode", "report", "--format", "json", "--options", "activity=1", "--log",
+             tmp + "/lb", "--", args.program, "launch-bound"])
+    files = log_files(tmp + "/lb")
+    report = json.load(open(files[0])) if files else {"findings": []}
+    lb = [f for f in report["findings"] if f["rule"] == "nosync-launch-bound"]
+    print("gpu summary: %s" % report.get("gpu"))
+    check(p.returncode == 0 and len(lb) == 1, "activity=1: one nosync-launch-bound finding")
+    check(bool(lb) and lb[0]["count"] >= 20000, "launch-bound finding counts the 20000 kernels (%s)"
+          % (lb[0]["count"] if lb else None))
+
     # 7. a bad option is one clear error.
     p = run([args.program, "item"], {"CUDA_INJECTION64_PATH": args.lib, "NOSYNC_OPTIONS": "mode=report:bogus=1"})
     check(p.returncode == 1 and "unknown option 'bogus'; valid options: mode, format" in p.stderr,
