@@ -108,7 +108,8 @@ std::string CompileDatabases::discover(llvm::StringRef absFile) {
   return {};
 }
 
-llvm::Expected<const CompilationDatabase*> CompileDatabases::forFile(llvm::StringRef absFile) {
+llvm::Expected<const CompilationDatabase*> CompileDatabases::forFile(llvm::StringRef absFile,
+                                                                     const LintConfig& config) {
   if (fixed_) return fixed_.get();
   if (!buildPath_.empty()) {
     llvm::SmallString<256> dir(buildPath_);
@@ -118,12 +119,18 @@ llvm::Expected<const CompilationDatabase*> CompileDatabases::forFile(llvm::Strin
     return load(dir);
   }
   std::string dir = discover(absFile);
-  if (dir.empty())
-    return llvm::createStringError(
-        "no compile_commands.json found for " + absFile.str() +
-        " (searched its directory, the parents and their build/ subdirectories); pass -p <build dir> "
-        "or compile flags after --");
-  return load(dir);
+  if (!dir.empty()) return load(dir);
+  if (!config.compileFlags.empty()) {
+    auto& db = byConfig_[config.source];
+    if (!db)
+      db = withResourceDir(std::make_unique<clang::tooling::FixedCompilationDatabase>(
+          path::parent_path(config.source), config.compileFlags));
+    return db.get();
+  }
+  return llvm::createStringError(
+      "no compile_commands.json found for " + absFile.str() +
+      " (searched its directory, the parents and their build/ subdirectories); pass -p <build dir>, "
+      "compile flags after --, or CompileFlags in a .nosync.yaml");
 }
 
 std::vector<std::string> CompileDatabases::commandFor(const CompilationDatabase& db, llvm::StringRef absFile) {

@@ -2,6 +2,8 @@
 // compile_commands.json discovered above the file.
 #pragma once
 
+#include "LintConfig.h"
+
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
@@ -21,7 +23,10 @@ class CompileDatabases {
   CompileDatabases(std::vector<std::string> fixedArgs, bool haveFixedArgs, std::string buildPath);
 
   // The database to use for `absFile`, or an error whose message is one line.
-  llvm::Expected<const clang::tooling::CompilationDatabase*> forFile(llvm::StringRef absFile);
+  // `config` supplies the last resort: its CompileFlags, when no database is
+  // found.
+  llvm::Expected<const clang::tooling::CompilationDatabase*> forFile(llvm::StringRef absFile,
+                                                                     const LintConfig& config);
 
   // Flags the file will be compiled with (after our adjustments): part of the
   // cache key.
@@ -35,6 +40,7 @@ class CompileDatabases {
   std::unique_ptr<clang::tooling::CompilationDatabase> fixed_;
   std::string buildPath_;
   llvm::StringMap<std::unique_ptr<clang::tooling::CompilationDatabase>> byDir_;
+  llvm::StringMap<std::unique_ptr<clang::tooling::CompilationDatabase>> byConfig_;
 };
 
 }  // namespace nosync::lint

@@ -34,18 +34,18 @@ std::vector<LintJob> planJobs(const std::vector<std::string>& files, CompileData
     llvm::sys::fs::make_absolute(abs);
     llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
     LintJob job{std::string(abs)};
-    auto db = dbs.forFile(job.file);
-    if (!db) {
-      problems.push_back(llvm::toString(db.takeError()));
-      continue;
-    }
-    job.db = *db;
     auto cfg = configs.forFile(job.file);
     if (!cfg) {
       problems.push_back(llvm::toString(cfg.takeError()));
       continue;
     }
     job.config = *cfg;
+    auto db = dbs.forFile(job.file, *job.config);
+    if (!db) {
+      problems.push_back(llvm::toString(db.takeError()));
+      continue;
+    }
+    job.db = *db;
     jobs.push_back(std::move(job));
   }
   return jobs;

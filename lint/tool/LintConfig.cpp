@@ -1,7 +1,9 @@
 #include "LintConfig.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA1.h"
@@ -60,7 +62,27 @@ llvm::Error forEachKey(yaml::Node* node, llvm::StringRef file, llvm::StringRef w
   return llvm::Error::success();
 }
 
-// .nosync.yaml: Checks, Severity, CheckOptions, HeaderFilterRegex. Unknown
+// CompileFlags: a list of arguments, or one string split like a shell would.
+llvm::Error parseCompileFlags(yaml::Node* node, llvm::StringRef file, std::vector<std::string>& out) {
+  if (auto* seq = llvm::dyn_cast_or_null<yaml::SequenceNode>(node)) {
+    for (yaml::Node& item : *seq) {
+      auto v = scalarOf(&item, file, "CompileFlags entries");
+      if (!v) return v.takeError();
+      out.push_back(*v);
+    }
+    return llvm::Error::success();
+  }
+  auto v = scalarOf(node, file, "CompileFlags");
+  if (!v) return configError(file, "'CompileFlags' must be a list of arguments or a string");
+  llvm::BumpPtrAllocator alloc;
+  llvm::StringSaver saver(alloc);
+  llvm::SmallVector<const char*> argv;
+  llvm::cl::TokenizeGNUCommandLine(*v, saver, argv);
+  out.assign(argv.begin(), argv.end());
+  return llvm::Error::success();
+}
+
+// .nosync.yaml: Checks, Severity, CheckOptions, HeaderFilterRegex, CompileFlags. Unknown
 // keys are errors: a typo in a linter config should not silently do nothing.
 llvm::Error parseNosyncYaml(llvm::StringRef text, llvm::StringRef file, LintConfig& cfg) {
   llvm::SourceMgr sm;
@@ -83,6 +105,7 @@ llvm::Error parseNosyncYaml(llvm::StringRef text, llvm::StringRef file, LintConf
       (key == "Checks" ? cfg.tidy.Checks : cfg.tidy.HeaderFilterRegex) = *v;
       return llvm::Error::success();
     }
+    if (key == "CompileFlags") return parseCompileFlags(value, file, cfg.compileFlags);
     if (key == "Severity")
       return forEachKey(value, file, "Severity", [&](llvm::StringRef rule, yaml::Node* v) -> llvm::Error {
         auto s = scalarOf(v, file, rule);
@@ -97,7 +120,7 @@ llvm::Error parseNosyncYaml(llvm::StringRef text, llvm::StringRef file, LintConf
         return llvm::Error::success();
       });
     return configError(file, "unknown key '" + key +
-                                 "' (expected Checks, Severity, CheckOptions or HeaderFilterRegex)");
+                                 "' (expected Checks, Severity, CheckOptions, HeaderFilterRegex or CompileFlags)");
   });
   // The scanner reports syntax errors lazily, while the nodes are walked; a
   // syntax error explains a "must be a string" better than that message does.

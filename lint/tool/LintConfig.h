@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace nosync::lint {
 
@@ -18,6 +19,10 @@ struct LintConfig {
   std::string rootDir;  // the user's source tree: the header filter reports only below it
   clang::tidy::ClangTidyOptions tidy;            // Checks, CheckOptions, header filter
   llvm::StringMap<rules::Severity> severities;   // per-rule overrides
+  // CompileFlags: used when no compile_commands.json is found for a file
+  // (a pre-commit hook in a project without a CMake build); relative paths in
+  // them are relative to the config file's directory.
+  std::vector<std::string> compileFlags;
   std::string digest;   // identifies the content, for the result cache
 };
 

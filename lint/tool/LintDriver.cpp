@@ -145,13 +145,17 @@ Tally tally(const std::vector<TuResult>& results) {
   return t;
 }
 
+std::string count(unsigned n, llvm::StringRef noun) {
+  return std::to_string(n) + " " + noun.str() + (n == 1 ? "" : "s");
+}
+
 void printSummary(const Tally& t, unsigned hidden, size_t files, const LintOptions& opts) {
-  llvm::errs() << "nosync-lint: " << files << (files == 1 ? " file" : " files");
+  llvm::errs() << "nosync-lint: " << count(files, "file");
   if (t.cached) llvm::errs() << " (" << t.cached << " from cache)";
-  llvm::errs() << ": " << t.bySeverity[2] << " errors, " << t.bySeverity[1] << " warnings, " << t.bySeverity[0]
-               << " notes";
+  llvm::errs() << ": " << count(t.bySeverity[2], "error") << ", " << count(t.bySeverity[1], "warning") << ", "
+               << count(t.bySeverity[0], "note");
   if (hidden && opts.minSeverity > rules::Severity::Note)
-    llvm::errs() << "; " << hidden << " low-severity findings hidden (--min-severity=note shows them)";
+    llvm::errs() << "; " << count(hidden, "low-severity finding") << " hidden (--min-severity=note shows them)";
   llvm::errs() << "\n";
 }
 
@@ -251,7 +255,7 @@ int lintMain(int argc, const char* const* argv) {
   if (opts.useCache) {
     llvm::SmallString<256> dir(opts.cacheDir.empty() ? defaultCacheDir(jobs) : opts.cacheDir);
     llvm::sys::fs::make_absolute(dir);
-    cache.emplace(std::string(dir));
+    cache.emplace(std::string(dir), ResultCache::binaryIdentity(argv[0]));
   }
   std::vector<TuResult> results = lintAll(jobs, opts, overrides, cache ? &*cache : nullptr);
 

@@ -13,7 +13,8 @@ Finds LibTorch code that makes the host wait for the GPU (nosync-* rules).
 Compile flags come from, in this order: the arguments after `--`; the
 compile_commands.json in the directory given by -p; else the first
 compile_commands.json found in each file's directory or a parent of it, or in
-a build/ or build/*/ directory beside them.
+a build/ or build/*/ directory beside them; else the CompileFlags of the
+nearest .nosync.yaml.
 
 options:
   -p <dir>               build directory holding compile_commands.json
@@ -44,10 +45,13 @@ options:
   --help                 this text
 
 configuration: the nearest .nosync.yaml above each file (keys: Checks,
-Severity: {<rule>: note|warning|error}, CheckOptions, HeaderFilterRegex), or a
+Severity: {<rule>: note|warning|error}, CheckOptions, HeaderFilterRegex,
+CompileFlags: [<arg>, ...]), or a
 .clang-tidy whose Checks or CheckOptions mention nosync (a rule's severity is
-then CheckOptions '<rule>.Severity'). Findings in headers outside the project
-(LibTorch, CUDA, system, virtualenvs) are never reported.
+then CheckOptions '<rule>.Severity'). A configured severity replaces the
+rule's warning level; findings a check already lowered for their context
+(throttled logging, test or setup code) stay notes. Findings in headers
+outside the project (LibTorch, CUDA, system, virtualenvs) are never reported.
 Suppress a finding with // NOLINT(nosync-item), // NOLINTNEXTLINE(nosync-*) or
 a // NOLINTBEGIN(...) ... // NOLINTEND(...) block.
 

@@ -72,6 +72,18 @@ class DepFileCompilations : public clang::tooling::CompilationDatabase {
   std::string depFile_;
 };
 
+// Creates the directory with a .gitignore of "*" in it (as pytest does for
+// .pytest_cache), so the cache never shows up in `git status`.
+void createCacheDir(llvm::StringRef dir) {
+  if (fs::exists(dir)) return;
+  if (fs::create_directories(dir)) return;
+  llvm::SmallString<256> ignore(dir);
+  path::append(ignore, ".gitignore");
+  std::error_code ec;
+  llvm::raw_fd_ostream out(ignore, ec);
+  if (!ec) out << "# created by nosync-lint\n*\n";
+}
+
 std::string serializeErrors(const std::string& file, const std::vector<clang::tidy::ClangTidyError>& errors) {
   clang::tooling::TranslationUnitDiagnostics tu;
   tu.MainSourceFile = file;
@@ -100,6 +112,15 @@ std::optional<std::vector<clang::tidy::ClangTidyError>> parseErrors(llvm::String
 
 }  // namespace
 
+std::string ResultCache::binaryIdentity(const char* argv0) {
+  static int anchor;
+  std::string exe = fs::getMainExecutable(argv0, &anchor);
+  fs::file_status st;
+  if (fs::status(exe, st)) return exe;
+  return exe + "|" + std::to_string(st.getSize()) + "|" +
+         std::to_string(st.getLastModificationTime().time_since_epoch().count());
+}
+
 std::string ResultCache::keyFor(const LintJob& job, const CommandLineOverrides& overrides) const {
   llvm::SHA1 h;
   auto add = [&](llvm::StringRef s) {
@@ -109,6 +130,7 @@ std::string ResultCache::keyFor(const LintJob& job, const CommandLineOverrides& 
   add(kEntryFormat);
   add(NOSYNC_VERSION);
   add(NOSYNC_LLVM_VERSION);
+  add(toolIdentity_);
   add(job.file);
   add(fileDigest(job.file).value_or("unreadable"));
   for (const auto& arg : CompileDatabases::commandFor(*job.db, job.file)) add(arg);
@@ -149,7 +171,7 @@ std::optional<std::vector<clang::tidy::ClangTidyError>> ResultCache::lookup(
 TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverrides& overrides) {
   std::string key = keyFor(job, overrides);  // before parsing: the file may change meanwhile
   static std::atomic<unsigned> counter{0};
-  fs::create_directories(dir_);
+  createCacheDir(dir_);
   llvm::SmallString<256> depFile(dir_);
   path::append(depFile, "deps-" + std::to_string(llvm::sys::Process::getProcessId()) + "-" +
                             std::to_string(counter++) + ".d");

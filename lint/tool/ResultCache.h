@@ -3,10 +3,10 @@
 //
 // An entry is keyed by a hash of everything that can change the result: the
 // main file's content, the compile command, the nosync-lint and Clang
-// versions, the config file content and the --checks override. It also lists
-// the user headers the file included (from a -MMD dependency file written
-// during the parse) with their content hashes; an entry whose header changed
-// is a miss. System and -isystem headers (LibTorch, CUDA) are not tracked:
+// versions and binary (a rebuild with changed checks), the config file content
+// and the --checks override. It also lists the user headers the file included
+// (from a -MMD dependency file written during the parse) with their content
+// hashes; an entry whose header changed is a miss. System and -isystem headers (LibTorch, CUDA) are not tracked:
 // they change only with the compile command's include paths or an upgrade.
 #pragma once
 
@@ -20,7 +20,13 @@ namespace nosync::lint {
 
 class ResultCache {
  public:
-  explicit ResultCache(std::string dir) : dir_(std::move(dir)) {}
+  // toolIdentity: changes whenever the binary does (see binaryIdentity), so a
+  // rebuilt nosync-lint with changed checks never reuses old results.
+  ResultCache(std::string dir, std::string toolIdentity)
+      : dir_(std::move(dir)), toolIdentity_(std::move(toolIdentity)) {}
+
+  // Path, size and modification time of the running executable.
+  static std::string binaryIdentity(const char* argv0);
 
   // The cached diagnostics for this job, or nullopt on a miss.
   std::optional<std::vector<clang::tidy::ClangTidyError>> lookup(const LintJob& job,
@@ -36,6 +42,7 @@ class ResultCache {
   std::string entryPath(const std::string& key) const;
 
   std::string dir_;
+  std::string toolIdentity_;
 };
 
 }  // namespace nosync::lint

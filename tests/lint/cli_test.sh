@@ -83,7 +83,7 @@ run_fake() { "$FAKE" --cache-dir="$tmp/cache" "$@"; }
 expect text-warning 1 'step.cpp:9:15: warning: item\(\) waits for the GPU \[nosync-item\]' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
 expect text-fixit-line 1 '^ +\| +item_on_device$' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
 expect text-user-header-reported 1 'step_helpers.h:7:49: warning' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
-expect text-remark-hidden-by-default 1 '1 low-severity findings hidden' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+expect text-remark-hidden-by-default 1 '1 low-severity finding hidden' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
 if grep -q 'step.cpp:6:' "$tmp/out"; then bad "text-remark-not-printed"; else ok "text-remark-not-printed"; fi
 expect text-min-severity-note 1 'step.cpp:6:44: remark: item\(\) in logging code' -- run_fake --min-severity=note "$P/step.cpp" "${FLAGS[@]}"
 expect fail-on-error-exits-0 0 '2 warnings' -- run_fake --fail-on=error "$P/step.cpp" "${FLAGS[@]}"
@@ -159,6 +159,7 @@ fi
 rm -rf "$tmp/cache"
 expect cache-miss 1 '1 file: ' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
 expect cache-hit 1 '1 file \(1 from cache\)' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+if [[ $(cat "$tmp/cache/.gitignore" 2>/dev/null | tail -1) == '*' ]]; then ok "cache-dir-gitignored"; else bad "cache-dir-gitignored"; fi
 expect cache-hit-same-output 1 'step.cpp:9:15: warning' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
 printf '\n' >>"$P/step_helpers.h"
 expect cache-header-edit-misses 1 '1 file: ' -- run_fake "$P/step.cpp" "${FLAGS[@]}"
@@ -187,6 +188,13 @@ rm -r "$tmp/db/src/build"
 mkdir -p "$tmp/nodb"; cp "$P/step.cpp" "$tmp/nodb/"
 expect db-absent 2 'no compile_commands.json found for .*step.cpp' -- run_fake --no-cache "$tmp/nodb/step.cpp"
 expect_lines db-absent-one-line 1
+# Without any database, a .nosync.yaml's CompileFlags (paths relative to it) are used.
+cp -r "$P/site-packages" "$P/step_helpers.h" "$tmp/nodb/"
+printf 'CompileFlags: [-std=c++17, -Isite-packages, -isystem, %s]\n' "$FIX/sysinc" >"$tmp/nodb/.nosync.yaml"
+expect db-config-compile-flags 1 'step.cpp:9:15: warning' -- run_fake --no-cache "$tmp/nodb/step.cpp"
+printf 'CompileFlags: {std: c++17}\n' >"$tmp/nodb/.nosync.yaml"
+expect db-config-compile-flags-bad 2 "'CompileFlags' must be a list of arguments or a string" -- run_fake --no-cache "$tmp/nodb/step.cpp"
+rm "$tmp/nodb/.nosync.yaml"
 expect db-p-not-a-dir 2 "-p: '$tmp/nope' is not a directory" -- run_fake -p "$tmp/nope" "$tmp/nodb/step.cpp"
 
 echo "lint.cli: $pass passed, $fail failed, $skip skipped"
