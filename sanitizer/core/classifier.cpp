@@ -112,11 +112,13 @@ Classification classify(const SyncEvent& e, const std::vector<Frame>& frames, st
   // An allocator call is an allocator hazard whichever op caused it (a
   // caching-allocator miss inside .cpu() is not a device-to-host problem).
   if (e.kind == ApiKind::Free || e.kind == ApiKind::Malloc) {
+    // Name it by the outermost allocator frame: emptyCache() rather than the
+    // release helper it calls.
     for (std::size_t i = 0; i < frames.size() && i < user_frame; ++i)
       for (const OpPattern& p : kOps)
         if (p.rule == RuleId::AllocatorSync && name_part(frames[i].function).find(p.needle) != std::string::npos) {
           out.op = std::string(p.op);
-          return out;
+          break;
         }
     return out;
   }

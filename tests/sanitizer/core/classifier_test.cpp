@@ -165,6 +165,9 @@ TEST(Classifier, TorchCudaSynchronizeIsNamedEvenThoughItsFrameWasTailCalled) {
 TEST(Classifier, AllocatorCallsAreAllocatorSyncsWhateverOpCausedThem) {
   Classification empty = run(ev(ApiKind::Free), with_user({lib("cudaFree", kCudart),
                                                           lib("c10::cuda::CUDACachingAllocator::Native::"
+                                                              "DeviceCachingAllocator::release_block(Block*)",
+                                                              "/venv/torch/lib/libc10_cuda.so"),
+                                                          lib("c10::cuda::CUDACachingAllocator::Native::"
                                                               "NativeCachingAllocator::emptyCache()",
                                                               "/venv/torch/lib/libc10_cuda.so")}));
   EXPECT_EQ(empty.rule, RuleId::AllocatorSync);
