@@ -1,21 +1,31 @@
 // train_hazards.cpp with every host sync removed: the same model, data, seed
 // and optimizer, so the two print the same loss curve. What changed, and the
 // rule each change answers:
-//   pinned staging, non_blocking copies       nosync-pageable-h2d
+//   dataset pinned once, non_blocking copies  nosync-pageable-h2d
 //   constants built once on the device        nosync-pageable-h2d
 //   NaN check into a device flag, read late   nosync-bool-condition
 //   one multi-tensor norm + sync-free clip    nosync-launch-loop, nosync-hidden-sync
 //   metrics accumulated on the device         nosync-item, nosync-device-to-host
 //   no per-step synchronize                   nosync-explicit-sync
 //
-//   train_fixed [--steps N] [--device cpu|cuda|auto] [--seed S] ...
+//   train_fixed [--steps N] [--device cpu|cuda|auto] [--seed S] ... [--assert-sync-free 1]
+//
+// --assert-sync-free 1 (CUDA, built with nosync::sanitizer) wraps every step
+// after the first, warm-up one in nosync::sanitizer::SyncFreeScope: the run
+// fails with a HostSyncError naming the site if any step blocks the host.
+// Batches from a loader that makes new pageable tensors every step would go
+// through nosync::kernels::PinnedStager instead of the pinned dataset.
 #include <nosync/kernels.h>
+#ifdef NOSYNC_HAVE_SANITIZER
+#include <nosync/sanitizer.h>
+#endif
 #include <torch/torch.h>
 
 #include <chrono>
 #include <iomanip>
 #include <iostream>
 #include <optional>
+#include <string>
 
 #include "common/residual_mlp.h"
 #include "common/synthetic_data.h"
@@ -24,11 +34,10 @@
 using examples::ResidualMlp;
 namespace nk = nosync::kernels;
 
-int main(int argc, char** argv) {
-  auto opt = examples::parse_train_options(argc, argv);
+static int train(const examples::TrainOptions& opt) {
   torch::Device device = examples::pick_device(opt);
   auto dataset = examples::make_dataset(examples::kDatasetBatches, opt.batch, examples::kFeatures,
-                                        examples::kClasses, opt.seed);
+                                        examples::kClasses, opt.seed, /*pinned=*/device.is_cuda());
   torch::manual_seed(opt.seed);
   ResidualMlp model(examples::kFeatures, opt.width, opt.depth, examples::kClasses);
   model->to(device);
@@ -39,16 +48,24 @@ int main(int argc, char** argv) {
   torch::Tensor class_weight = torch::ones({examples::kClasses}, on_device);
   torch::Tensor nonfinite = torch::zeros({1}, on_device.dtype(torch::kInt32));
   torch::Tensor loss_history = torch::empty({opt.steps}, on_device.dtype(torch::kFloat));
-  std::optional<nk::PinnedStager> stager;
-  if (device.is_cuda()) stager.emplace(device);
-  auto stage = [&](const torch::Tensor& t) { return stager ? stager->stage(t) : t; };
   nk::MetricAccumulator metrics(device);
+#ifdef NOSYNC_HAVE_SANITIZER
+  std::optional<nosync::sanitizer::SyncFreeScope> sync_free;
+#endif
+  if (opt.assert_sync_free && !device.is_cuda()) {
+    std::cerr << "error: --assert-sync-free needs --device cuda\n";
+    return 2;
+  }
 
   auto start = std::chrono::steady_clock::now();
   for (int step = 0; step < opt.steps; ++step) {
+#ifdef NOSYNC_HAVE_SANITIZER
+    sync_free.reset();  // ends (and checks) the previous step
+    if (opt.assert_sync_free && step > 0) sync_free.emplace("train_fixed step " + std::to_string(step));
+#endif
     const auto& batch = dataset[step % dataset.size()];
-    torch::Tensor x = stage(batch.x);
-    torch::Tensor y = stage(batch.y);
+    torch::Tensor x = batch.x.to(device, /*non_blocking=*/true);
+    torch::Tensor y = batch.y.to(device, /*non_blocking=*/true);
 
     optimizer.zero_grad();
     torch::Tensor logits = model->forward(x);
@@ -71,6 +88,9 @@ int main(int argc, char** argv) {
                   << m->at("grad_norm") << " acc " << m->at("acc") << " (running means)\n";
     }
   }
+#ifdef NOSYNC_HAVE_SANITIZER
+  sync_free.reset();
+#endif
   torch::Tensor losses = loss_history.cpu();  // the one sync of the run
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (nonfinite.cpu().item<int>() != 0) {
@@ -86,4 +106,14 @@ int main(int argc, char** argv) {
             << " params=" << params.size() << "\n";
   std::cout << "steps_per_sec=" << opt.steps / seconds << "\n";
   return 0;
+}
+
+int main(int argc, char** argv) {
+  auto opt = examples::parse_train_options(argc, argv);
+  try {
+    return train(opt);
+  } catch (const std::exception& e) {  // e.g. nosync::sanitizer::HostSyncError
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -18,6 +18,7 @@ struct TrainOptions {
   int64_t width = 256;
   int64_t batch = 256;
   int log_every = 10;
+  bool assert_sync_free = false;  // train_fixed only
 };
 
 inline void usage_and_exit(const char* prog, int code) {
@@ -45,6 +46,7 @@ inline TrainOptions parse_train_options(int argc, char** argv) {
       else if (a == "--width") o.width = std::stoll(v);
       else if (a == "--batch") o.batch = std::stoll(v);
       else if (a == "--log-every") o.log_every = std::stoi(v);
+      else if (a == "--assert-sync-free") o.assert_sync_free = std::stoi(v) != 0;
       else usage_and_exit(argv[0], 2);
     } catch (const std::exception&) {
       std::cerr << argv[0] << ": bad value '" << v << "' for " << a << "\n";
