@@ -25,6 +25,10 @@ NOSYNC_EXPORT int nosync_sanitizer_start(void) { return nosync::san::runtime_sta
 
 NOSYNC_EXPORT int nosync_sanitizer_active(void) { return nosync::san::runtime_active() ? 1 : 0; }
 
+NOSYNC_EXPORT int nosync_sanitizer_pause(void) { return nosync::san::runtime_pause() ? 1 : 0; }
+
+NOSYNC_EXPORT int nosync_sanitizer_resume(void) { return nosync::san::runtime_resume() ? 1 : 0; }
+
 NOSYNC_EXPORT void nosync_sanitizer_counters(nosync_counters* out) {
   if (!out) return;
   *out = nosync_counters{};

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -242,8 +243,13 @@ struct ThreadState {
   int runtime_depth = 0;  // > 0 while inside a watched runtime call
   Direction last_copy = Direction::None;
   std::uint64_t tid = 0;
+  std::uint32_t generation = 0;
 };
 thread_local ThreadState t_state;
+// Bumped on every (re)subscription: a thread whose runtime call was entered
+// before a pause would otherwise keep runtime_depth > 0 and skip its driver
+// calls forever.
+std::atomic<std::uint32_t> g_generation{1};
 
 std::uint64_t thread_id() {
   if (t_state.tid == 0) t_state.tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
@@ -258,6 +264,11 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (!w) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(raw);
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  const std::uint32_t gen = g_generation.load(std::memory_order_relaxed);
+  if (t_state.generation != gen) {
+    t_state.runtime_depth = 0;
+    t_state.generation = gen;
+  }
   // Runtime calls go through the driver: the driver half of a watched
   // runtime call is the same stall, count it once (at the runtime level,
   // where the user-facing API name is).
@@ -349,8 +360,11 @@ std::string CuptiAdapter::start(Engine* engine) {
     return std::string("cuptiSubscribe failed: ") + (why ? why : "unknown CUPTI error");
   }
   subscriber_ = sub;
+  g_generation.fetch_add(1);
   enabled_ = 0;
+  const bool driver = engine->options().driver_api;
   for (const Watched& w : kWatched) {
+    if (w.domain == CUPTI_CB_DOMAIN_DRIVER_API && !driver) continue;
     if (cuptiEnableCallback(1, sub, w.domain, w.cbid) == CUPTI_SUCCESS) ++enabled_;
   }
   if (engine->options().activity) {
@@ -370,6 +384,11 @@ void CuptiAdapter::flush() {
 
 void CuptiAdapter::stop() {
   if (!running_) return;
+  if (activity_) {
+    cuptiActivityFlushAll(1);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    activity_ = false;
+  }
   cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
   running_ = false;
   g_engine = nullptr;

@@ -113,6 +113,22 @@ bool runtime_start(const char* how) {
 
 Engine* runtime_engine() { return g_engine; }
 
+bool runtime_pause() {
+  std::lock_guard<std::mutex> lock(g_start_mu);
+  if (!g_adapter || !g_adapter->running()) return false;
+  g_adapter->stop();
+  return true;
+}
+
+bool runtime_resume() {
+  std::lock_guard<std::mutex> lock(g_start_mu);
+  if (!g_adapter || !g_engine) return false;
+  if (g_adapter->running()) return true;
+  std::string why = g_adapter->start(g_engine);
+  if (!why.empty()) say("WARNING: cannot resume: " + why);
+  return g_adapter->running();
+}
+
 void runtime_flush_activity() {
   if (g_adapter) g_adapter->flush();
 }

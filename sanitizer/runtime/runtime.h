@@ -17,6 +17,11 @@ Engine* runtime_engine();
 
 bool runtime_active();
 
+// Unsubscribes from CUPTI / subscribes again, keeping all findings. Returns
+// true when the sanitizer is active afterwards (resume) or was active (pause).
+bool runtime_pause();
+bool runtime_resume();
+
 // Hands buffered kernel activity (activity=1) to the engine.
 void runtime_flush_activity();
 

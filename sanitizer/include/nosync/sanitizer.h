@@ -43,6 +43,11 @@ typedef struct nosync_finding {
 // (CUPTI held by a profiler, no driver): a warning was printed.
 int nosync_sanitizer_start(void);
 int nosync_sanitizer_active(void);
+// Stops watching CUDA calls (CUPTI unsubscribed; findings kept) / starts
+// again, e.g. around an evaluation phase. pause returns 1 if it was active,
+// resume 1 if it is active afterwards.
+int nosync_sanitizer_pause(void);
+int nosync_sanitizer_resume(void);
 void nosync_sanitizer_counters(nosync_counters* out);
 // Copies up to `max` findings (sorted by total stall) and returns how many exist.
 size_t nosync_sanitizer_findings(nosync_finding* out, size_t max);
@@ -67,6 +72,8 @@ namespace nosync::sanitizer {
 
 inline bool start() { return nosync_sanitizer_start() != 0; }
 inline bool active() { return nosync_sanitizer_active() != 0; }
+inline bool pause() { return nosync_sanitizer_pause() != 0; }
+inline bool resume() { return nosync_sanitizer_resume() != 0; }
 
 inline nosync_counters counters() {
   nosync_counters c{};

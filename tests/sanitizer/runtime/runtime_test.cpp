@@ -50,3 +50,18 @@ TEST(Runtime, ExpectNoHostSyncFailsWhenTheSanitizerCannotObserve) {
   if (nosync_sanitizer_start()) GTEST_SKIP() << "sanitizer active here (GPU machine): covered by the gpu suite";
   EXPECT_NONFATAL_FAILURE(EXPECT_NO_HOST_SYNC((void)0), "not active in this process");
 }
+
+TEST(RuntimeDeathTest, PauseAndResumeAreHarmlessWhenNothingIsWatched) {
+  // Where CUPTI cannot subscribe, pause reports "was not active" and resume
+  // tries again, warns, and reports "not active"; the program carries on.
+  EXPECT_EXIT(
+      {
+        ::setenv("NOSYNC_OPTIONS", "mode=report", 1);
+        int active = nosync_sanitizer_start();
+        int paused = nosync_sanitizer_pause();
+        int resumed = nosync_sanitizer_resume();
+        std::fprintf(stderr, "active=%d paused=%d resumed=%d\n", active, paused, resumed);
+        std::exit(active == paused && active == resumed ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "active=(0 paused=0 resumed=0|1 paused=1 resumed=1)");
+}
