@@ -45,12 +45,6 @@ const CXXMemberCallExpr *scalarConversionOf(const CXXMemberCallExpr *Item, ASTCo
   return nullptr;
 }
 
-SourceLocation memberLoc(const CXXMemberCallExpr *Call) {
-  if (const auto *M = dyn_cast<MemberExpr>(Call->getCallee()->IgnoreParens()))
-    return M->getMemberLoc();
-  return Call->getExprLoc();
-}
-
 // A hint for the most common shape: summing a per-step loss on the host.
 std::string adviceFor(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
   const auto *Root = dyn_cast<Expr>(statementRoot(Call, Ctx));
@@ -91,7 +85,7 @@ void ItemCheck::checkItemCall(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
     return;
   Finding F;
   F.Site = Call;
-  F.Loc = memberLoc(Call);
+  F.Loc = callNameLoc(Call);
   F.What = "'item()'";
   F.Value = receiverOf(Call);
   F.Advice = adviceFor(Call, Ctx);
@@ -114,11 +108,11 @@ void ItemCheck::checkHostElementRead(const CXXMemberCallExpr *CpuCall, ASTContex
     if (!Dev || classifyDevice(Dev, Ctx) != DeviceKind::Cpu)
       return;
   }
-  if (isInControlFlowCondition(CpuCall, Ctx) || isProvablyOnCpu(receiverOf(CpuCall), Ctx))
+  if (isProvablyOnCpu(receiverOf(CpuCall), Ctx))
     return;
   Finding F;
   F.Site = CpuCall;
-  F.Loc = memberLoc(CpuCall);
+  F.Loc = callNameLoc(CpuCall);
   F.What = "'" + tensorMethodName(CpuCall).str() + "()' to read one element";
   F.Value = receiverOf(CpuCall);
   F.Advice = "this copies the whole tensor to read one element; if you need the value on the host, use "

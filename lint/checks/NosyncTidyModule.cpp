@@ -3,7 +3,13 @@
 // `clang-tidy --load libnosync-tidy.so` (registered when the plugin is opened).
 #include "NosyncModuleAnchor.h"
 
+#include "BoolConditionCheck.h"
+#include "DeviceToHostCheck.h"
+#include "ExplicitSyncCheck.h"
+#include "HiddenSyncCheck.h"
 #include "ItemCheck.h"
+#include "LaunchLoopCheck.h"
+#include "PageableH2DCheck.h"
 
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
@@ -14,7 +20,14 @@ namespace nosync {
 class NosyncModule : public ClangTidyModule {
 public:
   void addCheckFactories(ClangTidyCheckFactories &Factories) override {
+    // Names are the catalog ids (rules/include/nosync/rules.def).
     Factories.registerCheck<ItemCheck>("nosync-item");
+    Factories.registerCheck<BoolConditionCheck>("nosync-bool-condition");
+    Factories.registerCheck<DeviceToHostCheck>("nosync-device-to-host");
+    Factories.registerCheck<PageableH2DCheck>("nosync-pageable-h2d");
+    Factories.registerCheck<LaunchLoopCheck>("nosync-launch-loop");
+    Factories.registerCheck<HiddenSyncCheck>("nosync-hidden-sync");
+    Factories.registerCheck<ExplicitSyncCheck>("nosync-explicit-sync");
   }
 };
 

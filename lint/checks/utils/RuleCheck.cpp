@@ -36,10 +36,13 @@ std::optional<RuleCheck::LowSeverityMode> RuleCheck::parseLowSeverity(StringRef 
 
 bool RuleCheck::isDuplicate(const Finding &F, ASTContext &Ctx) {
   StringRef Value = sourceText(F.Value, Ctx);
-  if (Value.empty())
+  const auto *Site = dyn_cast_or_null<Expr>(F.Site);
+  if (Value.empty() || !Site)
     return false;
-  const Stmt *Root = statementRoot(F.Site, Ctx);
-  return !ValuesPerStatement[Root].insert(Value).second;
+  const Stmt *Root = statementRoot(Site, Ctx);
+  // The same operation on the same value: `loss.item()` twice, not
+  // equal(x, y) next to allclose(x, y).
+  return !ValuesPerStatement[Root].insert(F.What + "\n" + Value.str()).second;
 }
 
 void RuleCheck::report(Finding F, ASTContext &Ctx) {
@@ -68,7 +71,7 @@ void RuleCheck::onEndOfTranslationUnit() {
 void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
   SyncContext Where = Analyzer.classify(F.Site, Ctx);
   DiagnosticIDs::Level Level = DiagnosticIDs::Warning;
-  if (Where.isLowSeverity()) {
+  if (Where.isLowSeverity() || (Where.Kind == ContextKind::Plain && isPlainContextLowSeverity())) {
     if (LowSeverity == LowSeverityMode::Silent)
       return;
     if (LowSeverity == LowSeverityMode::Remark)

@@ -19,8 +19,9 @@ namespace clang::tidy::nosync {
 /// One finding as a check describes it; RuleCheck decides whether and how
 /// loudly it is reported.
 struct Finding {
-  /// The expression that syncs; its surroundings decide the severity.
-  const Expr *Site = nullptr;
+  /// The expression (or loop) that syncs; its surroundings decide the
+  /// severity.
+  const Stmt *Site = nullptr;
   /// Where the caret goes (usually the method name of the call).
   SourceLocation Loc;
   /// What matched, quoted for the message, e.g. "'item()'".
@@ -54,6 +55,11 @@ protected:
   void onEndOfTranslationUnit() override;
 
   SyncContextAnalyzer &contextAnalyzer() { return Analyzer; }
+
+  /// Rules whose pattern is only a problem in hot code (an explicit
+  /// synchronize outside any loop is usually deliberate) report findings
+  /// with no hot context at the low severity.
+  virtual bool isPlainContextLowSeverity() const { return false; }
 
 private:
   /// How throttled, test and one-off findings are reported; option

@@ -1,5 +1,7 @@
 #include "utils/SyncContext.h"
 
+#include "utils/TorchMatchers.h"
+
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -172,16 +174,6 @@ bool containsRemainder(const Stmt *S) {
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S); Op && Op->getOperator() == OO_Percent)
     return true;
   return llvm::any_of(S->children(), containsRemainder);
-}
-
-// The macro the user wrote at the outermost expansion of `Loc`, e.g.
-// "TEST_F" for a GoogleTest body.
-llvm::StringRef outermostMacroName(SourceLocation Loc, const ASTContext &Ctx) {
-  const SourceManager &SM = Ctx.getSourceManager();
-  if (!Loc.isMacroID())
-    return "";
-  SourceLocation Spelled = SM.getExpansionLoc(Loc);
-  return Lexer::getSourceText(CharSourceRange::getTokenRange(Spelled), SM, Ctx.getLangOpts());
 }
 
 bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx) {

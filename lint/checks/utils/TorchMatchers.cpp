@@ -8,6 +8,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -206,7 +207,7 @@ bool isPlacingFactory(llvm::StringRef Name) {
   return llvm::is_contained(Factories, Name);
 }
 
-bool factoryIsOnCpu(const CallExpr *Call, const ASTContext &Ctx) {
+DeviceKind factoryPlacement(const CallExpr *Call, const ASTContext &Ctx) {
   const FunctionDecl *F = Call->getDirectCallee();
   unsigned N = std::min(Call->getNumArgs(), F->getNumParams());
   for (unsigned I = 0; I < N; ++I) {
@@ -214,61 +215,92 @@ bool factoryIsOnCpu(const CallExpr *Call, const ASTContext &Ctx) {
       continue;
     const Expr *Arg = Call->getArg(I);
     if (isa<CXXDefaultArgExpr>(Arg))
-      return true;  // default options: the CPU
+      return DeviceKind::Cpu;  // default options: the CPU
     DeviceKind K = classifyDeviceImpl(Arg, Ctx, 0);
-    return K == DeviceKind::Cpu || K == DeviceKind::NoDevice;
+    return K == DeviceKind::NoDevice ? DeviceKind::Cpu : K;
   }
-  return true;  // no options parameter at all: the CPU
+  return DeviceKind::Cpu;  // no options parameter at all: the CPU
 }
 
-bool isProvablyOnCpuImpl(const Expr *E, ASTContext &Ctx, int Depth) {
+DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth) {
   E = strip(E);
   if (!E || Depth > 12)
-    return false;
+    return DeviceKind::Unknown;
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
     llvm::StringRef Name = tensorMethodName(MC);
-    if (Name.empty())
-      return false;
-    if (Name == "cpu")
-      return true;
+    if (Name.empty() || !isTensorType(MC->getType()))
+      return DeviceKind::Unknown;
+    if (Name == "cpu" || Name == "pin_memory")
+      return DeviceKind::Cpu;
     if (Name == "cuda")
-      return false;
+      return DeviceKind::Cuda;
     if (Name == "to") {
       if (const Expr *Dev = deviceArgOfTo(MC)) {
         DeviceKind K = classifyDeviceImpl(Dev, Ctx, 0);
         if (K != DeviceKind::NoDevice)
-          return K == DeviceKind::Cpu;
+          return K;
       }
       // to(other) is placed like `other`.
       const Expr *Arg0 = MC->getNumArgs() ? strip(MC->getArg(0)) : nullptr;
       if (Arg0 && isTensorType(Arg0->getType()))
-        return isProvablyOnCpuImpl(Arg0, Ctx, Depth + 1);
+        return placementImpl(Arg0, Ctx, Depth + 1);
     }
     // Every other tensor op (and to(dtype)) keeps its input's placement.
-    return isTensorType(MC->getType()) && isProvablyOnCpuImpl(receiverOf(MC), Ctx, Depth + 1);
+    return placementImpl(receiverOf(MC), Ctx, Depth + 1);
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     const FunctionDecl *F = Call->getDirectCallee();
-    if (!isTorchFunction(F))
-      return false;
+    if (!isTorchFunction(F) || !isTensorType(Call->getType()))
+      return DeviceKind::Unknown;
     if (isPlacingFactory(F->getName()))
-      return factoryIsOnCpu(Call, Ctx);
+      return factoryPlacement(Call, Ctx);
     // Other ATen functions compute where their tensor inputs live.
-    bool SawTensor = false;
+    std::optional<DeviceKind> Common;
     for (const Expr *Arg : Call->arguments()) {
       if (!isTensorType(Arg->getType()))
         continue;
-      SawTensor = true;
-      if (!isProvablyOnCpuImpl(Arg, Ctx, Depth + 1))
-        return false;
+      DeviceKind K = placementImpl(Arg, Ctx, Depth + 1);
+      if (Common && *Common != K)
+        return DeviceKind::Unknown;
+      Common = K;
     }
-    return SawTensor;
+    return Common.value_or(DeviceKind::Unknown);
   }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
     if (!V || !V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit())
-      return false;
-    return isProvablyOnCpuImpl(V->getInit(), Ctx, Depth + 1) && !isLocallyReassigned(V, Ctx);
+      return DeviceKind::Unknown;
+    DeviceKind K = placementImpl(V->getInit(), Ctx, Depth + 1);
+    if (K == DeviceKind::Unknown || isLocallyReassigned(V, Ctx))
+      return DeviceKind::Unknown;
+    return K;
+  }
+  return DeviceKind::Unknown;
+}
+
+bool isPinnedImpl(const Expr *E, ASTContext &Ctx, int Depth) {
+  E = strip(E);
+  if (!E || Depth > 8)
+    return false;
+  if (tensorMethodName(E) == "pin_memory")
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(E); Call && !isa<CXXMemberCallExpr>(E)) {
+    // A factory given TensorOptions().pinned_memory(true).
+    for (const Expr *Arg : Call->arguments()) {
+      const auto *Opt = dyn_cast<CXXMemberCallExpr>(strip(Arg));
+      for (; Opt; Opt = dyn_cast<CXXMemberCallExpr>(strip(Opt->getImplicitObjectArgument()))) {
+        const CXXMethodDecl *M = Opt->getMethodDecl();
+        if (!M || M->getParent()->getQualifiedNameAsString() != "c10::TensorOptions")
+          break;
+        if (M->getName() == "pinned_memory")
+          return true;
+      }
+    }
+    return false;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    return V && V->getInit() && !isa<ParmVarDecl>(V) && isPinnedImpl(V->getInit(), Ctx, Depth + 1);
   }
   return false;
 }
@@ -339,7 +371,35 @@ const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall) {
   return nullptr;  // to(ScalarType), to(TypeMeta), to(const Tensor&)
 }
 
-bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx) { return isProvablyOnCpuImpl(E, Ctx, 0); }
+DeviceKind placementOf(const Expr *E, ASTContext &Ctx) { return placementImpl(E, Ctx, 0); }
+
+bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx) { return placementOf(E, Ctx) == DeviceKind::Cpu; }
+
+bool isPinned(const Expr *E, ASTContext &Ctx) { return isPinnedImpl(E, Ctx, 0); }
+
+NonBlocking nonBlockingArg(const CallExpr *Call, const ASTContext &Ctx) {
+  const FunctionDecl *F = Call->getDirectCallee();
+  if (!F)
+    return NonBlocking::No;
+  for (unsigned I = 0, N = std::min(F->getNumParams(), Call->getNumArgs()); I < N; ++I) {
+    if (F->getParamDecl(I)->getName() != "non_blocking")
+      continue;
+    const Expr *Arg = Call->getArg(I);
+    if (isa<CXXDefaultArgExpr>(Arg))
+      return NonBlocking::No;
+    bool Value = false;
+    if (Arg->isValueDependent() || !Arg->EvaluateAsBooleanCondition(Value, Ctx))
+      return NonBlocking::Unknown;
+    return Value ? NonBlocking::Yes : NonBlocking::No;
+  }
+  return NonBlocking::No;
+}
+
+SourceLocation callNameLoc(const CallExpr *Call) {
+  if (const auto *M = dyn_cast<MemberExpr>(Call->getCallee()->IgnoreParenImpCasts()))
+    return M->getMemberLoc();
+  return Call->getExprLoc();
+}
 
 bool isInControlFlowCondition(const Expr *E, ASTContext &Ctx) {
   const Stmt *Child = E;
@@ -383,6 +443,14 @@ bool isInControlFlowCondition(const Expr *E, ASTContext &Ctx) {
 }
 
 const Stmt *statementRoot(const Expr *E, ASTContext &Ctx) { return statementRootImpl(E, Ctx); }
+
+llvm::StringRef outermostMacroName(SourceLocation Loc, const ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!Loc.isMacroID())
+    return "";
+  SourceLocation Spelled = SM.getExpansionLoc(Loc);
+  return Lexer::getSourceText(CharSourceRange::getTokenRange(Spelled), SM, Ctx.getLangOpts());
+}
 
 llvm::StringRef sourceText(const Expr *E, const ASTContext &Ctx) {
   if (!E)

@@ -69,6 +69,23 @@ const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall);
 /// (x.cpu().sum()) are looked through.
 bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx);
 
+/// Where the value of a tensor expression provably lives, by the same
+/// reasoning as isProvablyOnCpu; Unknown when the source does not say.
+DeviceKind placementOf(const Expr *E, ASTContext &Ctx);
+
+/// True for page-locked host tensors: .pin_memory() results and factories
+/// given TensorOptions().pinned_memory(true), also through locals.
+bool isPinned(const Expr *E, ASTContext &Ctx);
+
+/// The `non_blocking` argument of a LibTorch call (to, copy_, ...): Yes/No
+/// when it is a constant or left at its default, Unknown for a variable.
+enum class NonBlocking { No, Yes, Unknown };
+NonBlocking nonBlockingArg(const CallExpr *Call, const ASTContext &Ctx);
+
+/// Where a diagnostic about a call points: the method name of a member call
+/// (`x.cpu()` -> `cpu`), the start of any other call.
+SourceLocation callNameLoc(const CallExpr *Call);
+
 /// True when the expression's value decides host control flow: it sits in
 /// the condition of if/while/for/do or ?:, is an operand of && / || / !, or
 /// an argument of assert-like macros (which expand to one of those).
@@ -77,6 +94,10 @@ bool isInControlFlowCondition(const Expr *E, ASTContext &Ctx);
 /// The outermost expression of the statement that contains `E`; two syncs
 /// with the same statement root are "in one statement".
 const Stmt *statementRoot(const Expr *E, ASTContext &Ctx);
+
+/// The macro the user wrote at the outermost expansion of `Loc` (e.g.
+/// "TEST_F" for a GoogleTest body, "TORCH_CHECK"); "" outside macros.
+llvm::StringRef outermostMacroName(SourceLocation Loc, const ASTContext &Ctx);
 
 /// Source text of `E` (for messages and duplicate detection); empty when it
 /// comes from a macro body that has no spelling in the file.

@@ -1,0 +1,80 @@
+#include "BoolConditionCheck.h"
+
+#include "utils/TorchMatchers.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "nosync/kernel_names.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::nosync {
+namespace {
+
+namespace kn = ::nosync::rules::kernel_names;
+
+// Is this condition a NaN/Inf test? Those have a dedicated device-side fix.
+bool mentionsNonFinite(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *F = Call->getDirectCallee(); F && F->getDeclName().isIdentifier())
+      if (llvm::is_contained({"isnan", "isinf", "isfinite", "isneginf", "isposinf", "nan_to_num"}, F->getName()))
+        return true;
+  return llvm::any_of(S->children(), mentionsNonFinite);
+}
+
+std::string adviceFor(const Expr *Call, ASTContext &Ctx) {
+  const Stmt *Root = statementRoot(Call, Ctx);
+  if (mentionsNonFinite(Root))
+    return "check for NaN/Inf on the device: " + std::string(kn::kNonfiniteFlag) +
+           "(tensors) sets a device flag without a sync; read it late (every N steps) or act on it with "
+           "torch::where";
+  StringRef Macro = outermostMacroName(Call->getBeginLoc(), Ctx);
+  if (llvm::is_contained({"TORCH_CHECK", "AT_ASSERT", "TORCH_INTERNAL_ASSERT", "assert", "AT_CHECK"}, Macro))
+    return "assert on the device instead: at::_assert_async(condition_tensor) fails the stream without "
+           "stopping the host";
+  return "compute both outcomes on the device and select with torch::where(mask, a, b), or keep the "
+         "decision in a device tensor and read it once outside the hot loop";
+}
+
+}  // namespace
+
+BoolConditionCheck::BoolConditionCheck(StringRef Name, ClangTidyContext *Context)
+    : RuleCheck(Name, Context, ::nosync::rules::RuleId::BoolCondition) {}
+
+void BoolConditionCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(
+      callExpr(anyOf(torch_matchers::tensorMethodCall({"item", "is_nonzero", "equal", "allclose"}),
+                     torch_matchers::torchFunctionCall({"equal", "allclose", "is_nonzero"})))
+          .bind("read"),
+      this);
+}
+
+void BoolConditionCheck::check(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("read");
+  ASTContext &Ctx = *Result.Context;
+  if (!isInControlFlowCondition(Call, Ctx))
+    return;
+  // Every tensor involved on the CPU: comparing host memory costs nothing.
+  bool AllOnCpu = true;
+  if (const Expr *Receiver = receiverOf(Call))
+    AllOnCpu = isProvablyOnCpu(Receiver, Ctx);
+  for (const Expr *Arg : Call->arguments())
+    if (isTensorExpr(Arg))
+      AllOnCpu = AllOnCpu && isProvablyOnCpu(Arg, Ctx);
+  if (AllOnCpu)
+    return;
+
+  Finding F;
+  F.Site = Call;
+  F.Loc = callNameLoc(Call);
+  F.What = "'" + Call->getDirectCallee()->getName().str() + "()' in a condition";
+  F.Value = receiverOf(Call) ? receiverOf(Call) : (Call->getNumArgs() ? Call->getArg(0) : nullptr);
+  F.Advice = adviceFor(Call, Ctx);
+  report(std::move(F), Ctx);
+}
+
+}  // namespace clang::tidy::nosync

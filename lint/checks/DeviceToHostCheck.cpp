@@ -1,0 +1,99 @@
+#include "DeviceToHostCheck.h"
+
+#include "utils/TorchMatchers.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::nosync {
+namespace {
+
+constexpr const char *kAdvice =
+    "if the host needs the values this step, batch them into one copy (torch::stack({...}).cpu()); "
+    "otherwise copy non_blocking into a pinned buffer (pinned.copy_(t, /*non_blocking=*/true)), record a "
+    "CUDA event, and synchronize on the event only where the host reads the buffer";
+
+// `x.cpu().data_ptr<T>()[i]`: a one-element read that nosync-item reports.
+bool feedsElementRead(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
+  const DynTypedNode Node = DynTypedNode::create(*Call);
+  DynTypedNodeList Parents = Ctx.getParents(Node);
+  // Up through implicit nodes to the data_ptr() call made on this result.
+  while (!Parents.empty() && Parents[0].get<Expr>() &&
+         isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, MemberExpr>(Parents[0].get<Expr>()))
+    Parents = Ctx.getParents(Parents[0]);
+  const auto *Ptr = Parents.empty() ? nullptr : Parents[0].get<CXXMemberCallExpr>();
+  StringRef Name = tensorMethodName(Ptr);
+  if (Name != "data_ptr" && Name != "data" && Name != "const_data_ptr")
+    return false;
+  DynTypedNodeList Up = Ctx.getParents(*Ptr);
+  while (!Up.empty() && Up[0].get<ImplicitCastExpr>())
+    Up = Ctx.getParents(Up[0]);
+  if (Up.empty())
+    return false;
+  if (Up[0].get<ArraySubscriptExpr>())
+    return true;
+  const auto *Deref = Up[0].get<UnaryOperator>();
+  return Deref && Deref->getOpcode() == UO_Deref;
+}
+
+}  // namespace
+
+DeviceToHostCheck::DeviceToHostCheck(StringRef Name, ClangTidyContext *Context)
+    : RuleCheck(Name, Context, ::nosync::rules::RuleId::DeviceToHost) {}
+
+void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(cxxMemberCallExpr(torch_matchers::tensorMethodCall({"cpu", "to"})).bind("move"), this);
+  Finder->addMatcher(cxxMemberCallExpr(torch_matchers::tensorMethodCall({"copy_"})).bind("copy"), this);
+}
+
+void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
+  if (const auto *Move = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move"))
+    checkMove(Move, *Result.Context);
+  else if (const auto *Copy = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy"))
+    checkCopyInto(Copy, *Result.Context);
+}
+
+void DeviceToHostCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
+  if (tensorMethodName(Call) == "to") {
+    const Expr *Dev = deviceArgOfTo(Call);
+    if (!Dev || classifyDevice(Dev, Ctx) != DeviceKind::Cpu)
+      return;  // dtype conversions, to(other), moves to the GPU
+    if (nonBlockingArg(Call, Ctx) != NonBlocking::No)
+      return;  // already asynchronous; the reader must wait on an event
+  }
+  if (isProvablyOnCpu(receiverOf(Call), Ctx) || feedsElementRead(Call, Ctx))
+    return;
+  Finding F;
+  F.Site = Call;
+  F.Loc = callNameLoc(Call);
+  F.What = "'" + tensorMethodName(Call).str() + "()' to the CPU";
+  F.Value = receiverOf(Call);
+  F.Advice = kAdvice;
+  report(std::move(F), Ctx);
+}
+
+void DeviceToHostCheck::checkCopyInto(const CXXMemberCallExpr *Copy, ASTContext &Ctx) {
+  if (Copy->getNumArgs() < 1 || nonBlockingArg(Copy, Ctx) != NonBlocking::No)
+    return;
+  // Only a copy from the device into host memory blocks the host here.
+  if (placementOf(receiverOf(Copy), Ctx) != DeviceKind::Cpu)
+    return;
+  // From an unknown source into a pinned buffer is as likely host-to-host
+  // staging (the nosync-pageable-h2d fix) as a read-back: only report it when
+  // the source is known to be on the GPU.
+  DeviceKind From = placementOf(Copy->getArg(0), Ctx);
+  if (From == DeviceKind::Cpu || (From == DeviceKind::Unknown && isPinned(receiverOf(Copy), Ctx)))
+    return;
+  Finding F;
+  F.Site = Copy;
+  F.Loc = callNameLoc(Copy);
+  F.What = "'copy_()' into a CPU tensor";
+  F.Value = Copy->getArg(0);
+  F.Advice = kAdvice;
+  report(std::move(F), Ctx);
+}
+
+}  // namespace clang::tidy::nosync

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "utils/RuleCheck.h"
+
+namespace clang::tidy::nosync {
+
+/// nosync-device-to-host: blocking copies of a tensor to the CPU.
+/// Flags `.cpu()`, `.to(kCPU)`, `.to("cpu")`, `.to(at::Device(..cpu..))`,
+/// `.to(options.device(kCPU))` and `dst.copy_(src)` into a CPU tensor.
+/// Not flagged: dtype-only conversions (`.to(torch::kF32)`), module->to(),
+/// copies that are already non_blocking, tensors provably on the CPU, and a
+/// `.cpu()` that only feeds `data_ptr<T>()[i]` (nosync-item reports that).
+class DeviceToHostCheck : public RuleCheck {
+public:
+  DeviceToHostCheck(StringRef Name, ClangTidyContext *Context);
+  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
+  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+
+private:
+  void checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx);
+  void checkCopyInto(const CXXMemberCallExpr *Copy, ASTContext &Ctx);
+};
+
+}  // namespace clang::tidy::nosync

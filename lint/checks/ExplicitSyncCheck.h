@@ -1,0 +1,25 @@
+#pragma once
+
+#include "utils/RuleCheck.h"
+
+namespace clang::tidy::nosync {
+
+/// nosync-explicit-sync: explicit device, stream and event synchronizes:
+/// torch::cuda::synchronize(), at::/c10::cuda::device_synchronize() and
+/// stream_synchronize(), CUDAStream/CUDAEvent/c10::Stream/c10::Event
+/// synchronize(), and the CUDA runtime/driver calls
+/// (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize,
+/// cuCtxSynchronize, ...). Only hot code (loops and functions called from
+/// them) gets a warning; elsewhere such a call is usually deliberate
+/// (timing, shutdown) and is reported at the low severity.
+class ExplicitSyncCheck : public RuleCheck {
+public:
+  ExplicitSyncCheck(StringRef Name, ClangTidyContext *Context);
+  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
+  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+
+protected:
+  bool isPlainContextLowSeverity() const override { return true; }
+};
+
+}  // namespace clang::tidy::nosync

@@ -1,0 +1,150 @@
+#include "LaunchLoopCheck.h"
+
+#include "utils/TorchMatchers.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "nosync/kernel_names.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::nosync {
+namespace {
+
+namespace kn = ::nosync::rules::kernel_names;
+
+// Tensor methods that touch only metadata or views: no kernel launch.
+bool isMetadataMethod(StringRef Name) {
+  static const llvm::StringSet<> Names = {
+      "numel", "sizes", "size", "dim", "ndimension", "defined", "requires_grad", "requires_grad_",
+      "set_requires_grad", "grad", "mutable_grad", "options", "device", "dtype", "scalar_type", "is_cuda",
+      "is_cpu", "is_leaf", "name", "detach", "detach_", "data", "view", "reshape", "squeeze", "unsqueeze",
+      "t", "transpose", "permute", "select", "narrow", "slice", "expand", "expand_as", "flatten", "view_as",
+      "data_ptr", "const_data_ptr", "mutable_data_ptr", "strides", "stride", "element_size", "itemsize",
+      "nbytes", "is_contiguous", "layout", "storage", "use_count", "is_same", "get_device", "retain_grad",
+      "register_hook", "grad_fn", "output_nr", "_version", "is_floating_point", "is_complex", "has_names",
+      "is_sparse", "is_pinned", "is_set_to", "sym_sizes", "sym_numel", "item"};
+  return Names.contains(Name);
+}
+
+// Collects the kernel-launching tensor operations in a loop body.
+struct LaunchScan {
+  llvm::StringSet<> Ops;   // names of the launching ops seen
+  bool OnlyInit = true;    // every launch is torch::nn::init::*
+
+  void scan(const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *E = dyn_cast<Expr>(S))
+      visit(E);
+    for (const Stmt *Child : S->children())
+      scan(Child);
+  }
+
+private:
+  void visit(const Expr *E) {
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+      OverloadedOperatorKind K = Op->getOperator();
+      if (K != OO_Equal && K != OO_Subscript && isTensorExpr(Op) &&
+          llvm::any_of(Op->arguments(), [](const Expr *A) { return isTensorExpr(A); }))
+        add(getOperatorSpelling(K), false);
+      return;
+    }
+    StringRef Method = tensorMethodName(E);
+    if (!Method.empty()) {
+      if (!isMetadataMethod(Method))
+        add(Method, false);
+      return;
+    }
+    const auto *Call = dyn_cast<CallExpr>(E);
+    const FunctionDecl *F = Call ? Call->getDirectCallee() : nullptr;
+    if (!F || !F->getDeclName().isIdentifier() || isa<CXXMethodDecl>(F))
+      return;
+    std::string Q = F->getQualifiedNameAsString();
+    bool ReturnsTensor = isTensorType(F->getReturnType());
+    if (StringRef(Q).starts_with("torch::nn::init::"))
+      Ops.insert(F->getName());  // launches, but once at initialisation
+    else if (ReturnsTensor && (StringRef(Q).starts_with("at::") || StringRef(Q).starts_with("torch::")))
+      add(F->getName(), false);
+  }
+
+  void add(StringRef Name, bool IsInit) {
+    Ops.insert(Name);
+    OnlyInit = OnlyInit && IsInit;
+  }
+};
+
+// The multi-tensor replacement for what the loop body does.
+std::string adviceFor(const LaunchScan &Scan) {
+  auto Has = [&](std::initializer_list<StringRef> Names) {
+    return llvm::any_of(Names, [&](StringRef N) { return Scan.Ops.contains(N); });
+  };
+  if (Has({"isnan", "isinf", "isfinite"}))
+    return "check all tensors in one launch: " + std::string(kn::kNonfiniteFlag) + "(tensors)";
+  if (Has({"norm", "linalg_vector_norm", "linalg_norm", "frobenius_norm"}))
+    return "compute the norms in one launch: " + std::string(kn::kL2NormPerTensor) + "(tensors) (or " +
+           std::string(kn::kL2Norm) + " for the total), or at::_foreach_norm(tensors); to clip, " +
+           std::string(kn::kClipGradNorm) + "(parameters, max_norm)";
+  if (Has({"sum"}))
+    return "sum in one launch: " + std::string(kn::kSum) + "(tensors) (or " + std::string(kn::kSumPerTensor) +
+           " per tensor)";
+  if (Has({"mean"}))
+    return "average in one launch: " + std::string(kn::kMean) + "(tensors)";
+  if (Has({"mul_", "div_", "add_", "sub_", "clamp_", "addcmul_", "addcdiv_", "lerp_", "zero_", "copy_",
+           "sqrt", "mul", "add", "*=", "+=", "-=", "/="}))
+    return "update all tensors in one launch with the multi-tensor ops: at::_foreach_mul_(tensors, scale), "
+           "at::_foreach_add_, at::_foreach_addcmul_, at::_foreach_zero_ (or " +
+           std::string(kn::kClipGradNorm) + " for gradient clipping)";
+  return "batch the per-tensor work into multi-tensor launches: at::_foreach_* ops or nosync::kernels";
+}
+
+}  // namespace
+
+LaunchLoopCheck::LaunchLoopCheck(StringRef Name, ClangTidyContext *Context)
+    : RuleCheck(Name, Context, ::nosync::rules::RuleId::LaunchLoop) {}
+
+void LaunchLoopCheck::registerMatchers(MatchFinder *Finder) {
+  using namespace torch_matchers;
+  auto Container = expr(hasType(tensorContainerType()));
+  Finder->addMatcher(cxxForRangeStmt(hasRangeInit(Container.bind("range"))).bind("loop"), this);
+  // Index loops: params[i] / params.at(i) on a tensor container in the body.
+  auto Subscript = expr(anyOf(cxxOperatorCallExpr(hasOverloadedOperatorName("[]"), hasArgument(0, Container.bind("range"))),
+                              cxxMemberCallExpr(callee(cxxMethodDecl(hasName("at"))), on(Container.bind("range")))));
+  Finder->addMatcher(stmt(anyOf(forStmt(hasBody(hasDescendant(Subscript))), whileStmt(hasBody(hasDescendant(Subscript)))))
+                         .bind("loop"),
+                     this);
+}
+
+void LaunchLoopCheck::check(const MatchFinder::MatchResult &Result) {
+  ASTContext &Ctx = *Result.Context;
+  const auto *Loop = Result.Nodes.getNodeAs<Stmt>("loop");
+  const auto *Range = Result.Nodes.getNodeAs<Expr>("range");
+  const Stmt *Body = nullptr;
+  if (const auto *RF = dyn_cast<CXXForRangeStmt>(Loop))
+    Body = RF->getBody();
+  else if (const auto *For = dyn_cast<ForStmt>(Loop))
+    Body = For->getBody();
+  else if (const auto *While = dyn_cast<WhileStmt>(Loop))
+    Body = While->getBody();
+
+  LaunchScan Scan;
+  Scan.scan(Body);
+  if (Scan.Ops.empty() || Scan.OnlyInit)
+    return;
+  // A loop that runs once (constructor, setup function, main() outside its
+  // loops) launches its kernels once: not worth a finding at any level.
+  if (contextAnalyzer().classify(Loop, Ctx).Kind == ContextKind::OneOff)
+    return;
+
+  Finding F;
+  F.Site = Loop;
+  F.Loc = Loop->getBeginLoc();
+  F.What = "loop over '" + sourceText(Range, Ctx).str() + "'";
+  F.Advice = adviceFor(Scan);
+  report(std::move(F), Ctx);
+}
+
+}  // namespace clang::tidy::nosync

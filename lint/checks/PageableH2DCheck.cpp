@@ -1,0 +1,168 @@
+#include "PageableH2DCheck.h"
+
+#include "utils/TorchMatchers.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "nosync/kernel_names.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::nosync {
+namespace {
+
+namespace kn = ::nosync::rules::kernel_names;
+
+const std::string &stagingAdvice() {
+  static const std::string Advice =
+      "allocate the host tensor pinned once (TensorOptions().pinned_memory(true)) and reuse it, or use " +
+      std::string(kn::kPinnedStager) +
+      ", then copy with non_blocking=true; pinning a fresh tensor every step costs more than it saves";
+  return Advice;
+}
+
+// Factories whose values do not depend on where they run: building them on
+// the device gives the same tensor, so the rewrite is behaviour-preserving.
+bool isDeterministicFactory(const FunctionDecl *F) {
+  static const StringRef Names[] = {"zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye"};
+  std::string Q = F->getQualifiedNameAsString();
+  return (StringRef(Q).starts_with("torch::") || StringRef(Q).starts_with("at::")) &&
+         F->getDeclName().isIdentifier() && llvm::is_contained(Names, F->getName());
+}
+
+bool isRandomFactory(const FunctionDecl *F) {
+  static const StringRef Names[] = {"rand", "randn", "randint", "randperm", "normal", "bernoulli"};
+  return F->getDeclName().isIdentifier() && llvm::is_contained(Names, F->getName());
+}
+
+// The factory call a `.to(device)` is made on, if the receiver is one.
+const CallExpr *factoryReceiver(const CXXMemberCallExpr *To) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(receiverOf(To));
+  if (!Call || isa<CXXMemberCallExpr>(Call) || !Call->getDirectCallee())
+    return nullptr;
+  const FunctionDecl *F = Call->getDirectCallee();
+  return isDeterministicFactory(F) || isRandomFactory(F) ? Call : nullptr;
+}
+
+// `torch::ones({2, 2}).to(device)` -> `torch::ones({2, 2}, device)`; with
+// options already given, `torch::zeros({3}, torch::kLong).to(device)` ->
+// `torch::zeros({3}, at::TensorOptions(torch::kLong).device(device))`.
+std::optional<FixItHint> createOnDeviceFix(const CXXMemberCallExpr *To, const CallExpr *Factory,
+                                           const Expr *DeviceArg, ASTContext &Ctx) {
+  if (To->getNumArgs() == 0 || !isDeterministicFactory(Factory->getDirectCallee()))
+    return std::nullopt;
+  // Only `.to(device)` with nothing else (non_blocking, copy) given.
+  for (unsigned I = 1; I < To->getNumArgs(); ++I)
+    if (!isa<CXXDefaultArgExpr>(To->getArg(I)))
+      return std::nullopt;
+  StringRef Device = sourceText(DeviceArg, Ctx);
+  StringRef FactoryText = sourceText(Factory, Ctx);
+  if (Device.empty() || FactoryText.empty() || !FactoryText.ends_with(")") || To->getBeginLoc().isMacroID())
+    return std::nullopt;
+  const FunctionDecl *F = Factory->getDirectCallee();
+  std::string Replacement;
+  for (unsigned I = 0, N = std::min(F->getNumParams(), Factory->getNumArgs()); I < N; ++I) {
+    if (!StringRef(F->getParamDecl(I)->getType().getAsString()).contains("TensorOptions"))
+      continue;
+    const Expr *Options = Factory->getArg(I);
+    if (isa<CXXDefaultArgExpr>(Options)) {
+      Replacement = FactoryText.drop_back().str() + ", " + Device.str() + ")";
+    } else {
+      StringRef OptionsText = sourceText(Options, Ctx);
+      if (OptionsText.empty())
+        return std::nullopt;
+      std::string NewOptions = "at::TensorOptions(" + OptionsText.str() + ").device(" + Device.str() + ")";
+      CharSourceRange OptRange = CharSourceRange::getTokenRange(Options->getSourceRange());
+      const SourceManager &SM = Ctx.getSourceManager();
+      unsigned Begin = SM.getFileOffset(OptRange.getBegin()) - SM.getFileOffset(Factory->getBeginLoc());
+      Replacement = FactoryText.substr(0, Begin).str() + NewOptions +
+                    FactoryText.substr(Begin + OptionsText.size()).str();
+    }
+    return FixItHint::CreateReplacement(To->getSourceRange(), Replacement);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+PageableH2DCheck::PageableH2DCheck(StringRef Name, ClangTidyContext *Context)
+    : RuleCheck(Name, Context, ::nosync::rules::RuleId::PageableH2D) {}
+
+void PageableH2DCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(cxxMemberCallExpr(torch_matchers::tensorMethodCall({"to", "cuda"})).bind("move"), this);
+  Finder->addMatcher(cxxMemberCallExpr(torch_matchers::tensorMethodCall({"copy_"})).bind("copy"), this);
+}
+
+void PageableH2DCheck::check(const MatchFinder::MatchResult &Result) {
+  if (const auto *Move = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move"))
+    checkMove(Move, *Result.Context);
+  else if (const auto *Copy = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy"))
+    checkCopyFrom(Copy, *Result.Context);
+}
+
+void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
+  const Expr *DeviceArg = nullptr;
+  if (tensorMethodName(Call) == "to") {
+    DeviceArg = deviceArgOfTo(Call);
+    if (!DeviceArg)
+      return;  // dtype conversion or to(other)
+    DeviceKind Target = classifyDevice(DeviceArg, Ctx);
+    // A device we cannot see is, in training code, the GPU (`device` picked
+    // from torch::cuda::is_available()); options without a device are not.
+    if (Target == DeviceKind::Cpu || Target == DeviceKind::NoDevice ||
+        (Target == DeviceKind::Unknown && !isDeviceTyped(DeviceArg)))
+      return;
+  }
+  const Expr *Source = receiverOf(Call);
+  DeviceKind From = placementOf(Source, Ctx);
+  if (From == DeviceKind::Cuda)
+    return;  // already on the GPU: a no-op
+  NonBlocking Async = nonBlockingArg(Call, Ctx);
+  if (isPinned(Source, Ctx) && Async != NonBlocking::No)
+    return;  // the recommended pattern
+  // non_blocking from memory we cannot see: give it the benefit of the doubt.
+  if (Async != NonBlocking::No && From != DeviceKind::Cpu)
+    return;
+
+  Finding F;
+  F.Site = Call;
+  F.Loc = callNameLoc(Call);
+  F.Value = Source;
+  if (const CallExpr *Factory = factoryReceiver(Call); Factory && DeviceArg) {
+    F.What = "'" + Factory->getDirectCallee()->getName().str() + "(...)." + tensorMethodName(Call).str() +
+             "()' builds the tensor on the CPU and copies it";
+    if (std::optional<FixItHint> Fix = createOnDeviceFix(Call, Factory, DeviceArg, Ctx))
+      F.Fixes.push_back(*Fix);
+    else
+      F.Advice = "create it on the device: pass the device in the factory's options (" +
+                 Factory->getDirectCallee()->getName().str() + "(..., torch::TensorOptions().device(" +
+                 sourceText(DeviceArg, Ctx).str() + ")))";
+  } else {
+    F.What = "'" + tensorMethodName(Call).str() + "()' to the GPU" +
+             (Async == NonBlocking::No ? " without non_blocking" : " from pageable memory");
+    F.Advice = stagingAdvice();
+  }
+  report(std::move(F), Ctx);
+}
+
+void PageableH2DCheck::checkCopyFrom(const CXXMemberCallExpr *Copy, ASTContext &Ctx) {
+  if (Copy->getNumArgs() < 1)
+    return;
+  const Expr *Source = Copy->getArg(0);
+  // A GPU destination filled from host memory.
+  if (placementOf(receiverOf(Copy), Ctx) != DeviceKind::Cuda || placementOf(Source, Ctx) != DeviceKind::Cpu)
+    return;
+  if (isPinned(Source, Ctx) && nonBlockingArg(Copy, Ctx) != NonBlocking::No)
+    return;
+  Finding F;
+  F.Site = Copy;
+  F.Loc = callNameLoc(Copy);
+  F.What = "'copy_()' from host memory into a GPU tensor";
+  F.Value = Source;
+  F.Advice = stagingAdvice();
+  report(std::move(F), Ctx);
+}
+
+}  // namespace clang::tidy::nosync

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "utils/RuleCheck.h"
+
+namespace clang::tidy::nosync {
+
+/// nosync-pageable-h2d: host-to-device copies that block the host.
+/// Flags `.to(device)` / `.cuda()` / `dst.copy_(src)` towards the GPU from
+/// memory that is not pinned, or without non_blocking, and tensors built on
+/// the CPU only to be moved (`torch::ones({..}).to(device)`). For the
+/// latter the fix (create it on the device) keeps behaviour and is applied
+/// by --fix for deterministic factories.
+///
+/// Not flagged: moves to the CPU or dtype-only conversions, tensors already
+/// on the GPU, `non_blocking=true` copies unless the source is provably
+/// pageable, module->to().
+class PageableH2DCheck : public RuleCheck {
+public:
+  PageableH2DCheck(StringRef Name, ClangTidyContext *Context);
+  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
+  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+
+private:
+  void checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx);
+  void checkCopyFrom(const CXXMemberCallExpr *Copy, ASTContext &Ctx);
+};
+
+}  // namespace clang::tidy::nosync

@@ -1,0 +1,58 @@
+// Fixture for nosync-bool-condition: tensor-derived values deciding host control flow.
+#include <torch/torch.h>
+
+#include <cassert>
+#include <cmath>
+
+void train(torch::nn::Linear& model, const torch::Tensor& x, const torch::Tensor& y) {
+  for (int step = 0; step < 100; ++step) {
+    auto loss = torch::mse_loss(model->forward(x), y);
+    auto mask = loss > 0;
+    if (loss.item<bool>()) continue;
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'item()' in a condition inside a loop: a tensor-derived bool decides host control flow{{.*}}; branch on the device instead{{.*}} [nosync-bool-condition]
+    // CHECK-MESSAGES: :[[@LINE-2]]:14: note: compute both outcomes on the device and select with torch::where(mask, a, b){{.*}}
+    if (!mask.any().is_nonzero()) break;
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'is_nonzero()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
+    if (std::isnan(loss.item<float>())) return;
+    // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: 'item()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
+    // CHECK-MESSAGES: :[[@LINE-2]]:25: note: check for NaN/Inf on the device: nosync::kernels::nonfinite_flag(tensors) sets a device flag{{.*}}
+    if (torch::equal(x, y) || x.allclose(y)) continue;
+    // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: 'equal()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
+    // CHECK-MESSAGES: :[[@LINE-2]]:33: warning: 'allclose()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
+    float scale = loss.item<float>() > 1.0f ? 0.5f : 1.0f;
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: 'item()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
+    TORCH_CHECK(loss.isfinite().all().item<bool>(), "loss diverged");
+    // CHECK-MESSAGES: :[[@LINE-1]]:39: warning: 'item()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
+    assert(x.equal(x));
+    // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'equal()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
+    // CHECK-MESSAGES: :[[@LINE-2]]:14: note: assert on the device instead: at::_assert_async{{.*}}
+
+    // Not conditions: the value is stored or printed (nosync-item's concern).
+    float value = loss.item<float>() * scale;
+    bool stored = mask.any().item<bool>();
+    (void)value;
+    (void)stored;
+    // Device-side selection is the fix, not a finding.
+    auto clipped = torch::where(mask, loss, torch::zeros_like(loss));
+    (void)clipped;
+    // Host tensors: comparing them costs nothing.
+    auto host = torch::zeros({3});
+    if (host.sum().item<float>() > 0 || torch::equal(host, host.clone())) break;
+  }
+  // A do/while condition, outside the training loop and not in main: default severity.
+  auto y2 = y.clone();
+  do {
+    y2 = y2 * 2;
+  } while (y2.norm().item<double>() < 1000);
+  // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: 'item()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
+}
+
+int main() {
+  torch::nn::Linear model(3, 1);
+  auto x = torch::randn({8, 3}, torch::kCUDA);
+  // Once, at startup: low severity.
+  if (x.isnan().any().item<bool>()) return 1;
+  // CHECK-MESSAGES: :[[@LINE-1]]:23: remark: 'item()' in a condition in one-off setup/export code: {{.*}} [nosync-bool-condition]
+  train(model, x, x.sum(1));
+  return 0;
+}

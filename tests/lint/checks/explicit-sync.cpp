@@ -1,0 +1,44 @@
+// Fixture for nosync-explicit-sync: explicit device/stream/event synchronizes.
+#include <torch/torch.h>
+
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+
+namespace {
+
+void step(torch::Tensor& x) {
+  x.mul_(2);
+  torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: 'torch::cuda::synchronize()' in 'step', which is called from a loop: an explicit device, stream or event synchronize{{.*}}; remove it, or order work{{.*}} [nosync-explicit-sync]
+  // CHECK-MESSAGES: :[[@LINE-2]]:3: note: remove it: {{.*}}time with CUDA events{{.*}}
+}
+
+// Not a synchronize of CUDA's: a user's own function of the same name.
+namespace mylib {
+void synchronize() {}
+}  // namespace mylib
+
+}  // namespace
+
+void train(torch::Tensor x) {
+  auto stream = c10::cuda::getCurrentCUDAStream();
+  for (int i = 0; i < 100; ++i) {
+    step(x);
+    stream.synchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: 'CUDAStream::synchronize()' inside a loop: {{.*}} [nosync-explicit-sync]
+    // CHECK-MESSAGES: :[[@LINE-2]]:12: note: order the streams on the device instead: {{.*}}cudaStreamWaitEvent{{.*}}
+    cudaDeviceSynchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize()' inside a loop: {{.*}} [nosync-explicit-sync]
+    cudaStreamSynchronize(stream.stream());
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamSynchronize()' inside a loop: {{.*}} [nosync-explicit-sync]
+    mylib::synchronize();
+  }
+  // After the loop, e.g. before stopping a timer: deliberate, low severity.
+  torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: remark: 'torch::cuda::synchronize()': {{.*}} [nosync-explicit-sync]
+}
+
+int main() {
+  train(torch::ones({4}, torch::kCUDA));
+  return 0;
+}

@@ -1,0 +1,68 @@
+// Fixture for nosync-hidden-sync: LibTorch calls that synchronize inside.
+#include <torch/torch.h>
+
+#include <iostream>
+
+namespace {
+
+// The user's own clip_grad_norm_: no sync, not a finding.
+double clip_grad_norm_(std::vector<torch::Tensor>& params, double max_norm) { return max_norm; }
+
+}  // namespace
+
+void train(torch::nn::Linear& model, torch::optim::SGD& optimizer, const torch::Tensor& x, const torch::Tensor& r) {
+  for (int step = 0; step < 100; ++step) {
+    auto out = model->forward(x);
+    auto loss = out.mean();
+    loss.backward();
+    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'clip_grad_norm_()' inside a loop: this call synchronizes inside{{.*}}; use the sync-free variant{{.*}} [nosync-hidden-sync]
+    // CHECK-MESSAGES: :[[@LINE-2]]:5: note: nosync::kernels::clip_grad_norm_(parameters, max_norm) clips without a sync{{.*}}
+    auto params = model->parameters();
+    clip_grad_norm_(params, 1.0);
+    optimizer.step();
+
+    auto idx = out.nonzero();
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'nonzero()' inside a loop: {{.*}} [nosync-hidden-sync]
+    auto pos = torch::masked_select(out, out > 0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'masked_select()' inside a loop: {{.*}} [nosync-hidden-sync]
+    auto uniq = torch::unique_consecutive(r);
+    // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'unique_consecutive()' inside a loop: {{.*}} [nosync-hidden-sync]
+    auto rep = out.repeat_interleave(r);
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'repeat_interleave()' inside a loop: {{.*}} [nosync-hidden-sync]
+    auto mask = out > 0.5;
+    auto picked = out.index({mask});
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
+    auto picked2 = out[torch::isnan(out)];
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
+    auto inv = torch::linalg_inv(out.matmul(out.t()));
+    // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'linalg_inv()' inside a loop: {{.*}} [nosync-hidden-sync]
+    // CHECK-MESSAGES: :[[@LINE-2]]:16: note: use the _ex variant{{.*}}
+    std::cout << loss << "\n";
+    // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: printing a tensor inside a loop: {{.*}} [nosync-hidden-sync]
+    bool same = out.equal(x);
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'equal()' inside a loop: {{.*}} [nosync-hidden-sync]
+
+    // Sync-free forms: not findings.
+    auto rep_ok = out.repeat_interleave(r, /*dim=*/0, /*output_size=*/16);
+    auto rep_int = out.repeat_interleave(3);
+    auto sel = torch::where(mask, out, torch::zeros_like(out));
+    auto inv_ex = torch::linalg_inv_ex(out.matmul(out.t()));
+    auto first = out.index({0});
+    auto rows = out.index({torch::indexing::Slice(0, 2)});
+    std::cout << out.sizes() << "\n";
+    // Host tensors never sync.
+    auto host = torch::arange(10);
+    auto host_idx = host.nonzero();
+    (void)idx, (void)pos, (void)uniq, (void)rep, (void)picked, (void)picked2, (void)inv, (void)same;
+    (void)rep_ok, (void)rep_int, (void)sel, (void)inv_ex, (void)first, (void)rows, (void)host_idx;
+  }
+}
+
+int main() {
+  torch::nn::Linear model(3, 1);
+  torch::optim::SGD optimizer(model->parameters(), 0.1);
+  auto x = torch::randn({8, 3}, torch::kCUDA);
+  train(model, optimizer, x, torch::ones({8}, torch::kLong));
+  return 0;
+}

@@ -1,0 +1,72 @@
+// Fixture for nosync-launch-loop: one kernel per tensor in a loop.
+#include <torch/torch.h>
+
+#include <vector>
+
+struct NetImpl : torch::nn::Module {
+  NetImpl() : fc(register_module("fc", torch::nn::Linear(4, 2))) {
+    // Initialisation runs once: not a finding.
+    for (auto& p : parameters()) {
+      torch::nn::init::normal_(p, 0.0, 0.02);
+      p.mul_(0.5);
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return fc->forward(x); }
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(Net);
+
+torch::Tensor grad_norm(Net& model) {
+  auto total = torch::zeros({}, torch::kCUDA);
+  for (const auto& p : model->parameters()) {
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: loop over 'model->parameters()' in 'grad_norm', which is called from a loop: a loop over parameters or a tensor list launches one tiny kernel per tensor{{.*}}; one multi-tensor launch{{.*}} [nosync-launch-loop]
+    // CHECK-MESSAGES: :[[@LINE-2]]:3: note: compute the norms in one launch: nosync::kernels::l2_norm_per_tensor(tensors) (or nosync::kernels::l2_norm for the total){{.*}}
+    total += p.grad().norm().pow(2);
+  }
+  return total.sqrt();
+}
+
+void sgd_step(std::vector<torch::Tensor>& params, double lr) {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params.size(); ++i) {
+    // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: loop over 'params' in 'sgd_step', which is called from a loop: {{.*}} [nosync-launch-loop]
+    // CHECK-MESSAGES: :[[@LINE-2]]:3: note: update all tensors in one launch with the multi-tensor ops: at::_foreach_mul_{{.*}}
+    params[i].add_(params[i].grad(), -lr);
+  }
+}
+
+void train(Net& model, const torch::Tensor& x) {
+  auto params = model->parameters();
+  for (int step = 0; step < 100; ++step) {
+    auto loss = model->forward(x).sum();
+    loss.backward();
+    auto norm = grad_norm(model);
+    sgd_step(params, 0.01);
+    for (auto& item : model->named_parameters()) {
+      // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: loop over 'model->named_parameters()' inside a loop: {{.*}} [nosync-launch-loop]
+      // CHECK-MESSAGES: :[[@LINE-2]]:5: note: update all tensors in one launch{{.*}}at::_foreach_zero_{{.*}}
+      item.value().grad().zero_();
+    }
+    // Only metadata or flags: no kernels.
+    int64_t count = 0;
+    for (const auto& p : params) {
+      count += p.numel();
+      if (!p.grad().defined()) continue;
+    }
+    for (auto& p : model->parameters()) p.requires_grad_(true);
+    // Not a tensor list.
+    std::vector<int> sizes{1, 2, 3};
+    for (int s : sizes) count += s;
+    (void)norm;
+    (void)count;
+  }
+}
+
+int main() {
+  Net model;
+  model->to(torch::kCUDA);
+  // A one-off pass over the buffers in main(): runs once.
+  for (auto& b : model->buffers()) b.fill_(0);
+  train(model, torch::randn({8, 4}, torch::kCUDA));
+  return 0;
+}

@@ -1,0 +1,51 @@
+// Fixture for nosync-pageable-h2d: blocking host-to-device copies.
+#include <torch/torch.h>
+
+void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& batch, const torch::Tensor& labels) {
+  auto staging = torch::empty({8, 3}, torch::TensorOptions().pinned_memory(true));
+  auto on_gpu = torch::zeros({8, 3}, torch::TensorOptions().device(torch::kCUDA));
+  for (int step = 0; step < 100; ++step) {
+    auto x = batch.to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'to()' to the GPU without non_blocking inside a loop: a host-to-device copy from pageable memory is staged{{.*}}; stage through pinned memory{{.*}} [nosync-pageable-h2d]
+    // CHECK-MESSAGES: :[[@LINE-2]]:20: note: allocate the host tensor pinned once (TensorOptions().pinned_memory(true)) and reuse it, or use nosync::kernels::PinnedStager{{.*}}
+    auto y = labels.cuda();
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'cuda()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
+    auto ones = torch::ones({8, 1}).to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:37: warning: 'ones(...).to()' builds the tensor on the CPU and copies it inside a loop: {{.*}} [nosync-pageable-h2d]
+    // CHECK-FIXES: auto ones = torch::ones({8, 1}, device);
+    auto idx = torch::arange(8, torch::kLong).to(torch::kCUDA);
+    // CHECK-MESSAGES: :[[@LINE-1]]:47: warning: 'arange(...).to()' builds the tensor on the CPU and copies it inside a loop: {{.*}} [nosync-pageable-h2d]
+    // CHECK-FIXES: auto idx = torch::arange(8, at::TensorOptions(torch::kLong).device(torch::kCUDA));
+    auto noise = torch::randn({8, 1}).to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:39: warning: 'randn(...).to()' builds the tensor on the CPU and copies it inside a loop: {{.*}} [nosync-pageable-h2d]
+    // CHECK-MESSAGES: :[[@LINE-2]]:39: note: create it on the device: pass the device in the factory's options (randn(..., torch::TensorOptions().device(device))){{.*}}
+    auto host = torch::rand({8, 3});
+    auto z = host.to(device, /*non_blocking=*/true);
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: 'to()' to the GPU from pageable memory inside a loop: {{.*}} [nosync-pageable-h2d]
+    on_gpu.copy_(host);
+    // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: 'copy_()' from host memory into a GPU tensor inside a loop: {{.*}} [nosync-pageable-h2d]
+
+    // The recommended pattern: pinned staging + non_blocking.
+    staging.copy_(batch);
+    auto fast = staging.to(device, /*non_blocking=*/true);
+    on_gpu.copy_(staging, /*non_blocking=*/true);
+    // Not host-to-device: dtype changes, moves to the CPU, GPU tensors, modules.
+    auto half = x.to(torch::kHalf);
+    auto back = on_gpu.to(torch::kCPU);
+    auto again = on_gpu.to(device);
+    model->to(device);
+    auto out = model->forward(x) + ones + noise + y.to(torch::kFloat) + idx.to(torch::kFloat) + z + fast;
+    (void)half, (void)back, (void)again, (void)out;
+  }
+}
+
+int main() {
+  torch::Device device(torch::kCUDA);
+  torch::nn::Linear model(3, 1);
+  model->to(device);
+  // Setup data moved once in main(): low severity.
+  auto batch = torch::randn({8, 3}).to(device);
+  // CHECK-MESSAGES: :[[@LINE-1]]:37: remark: 'randn(...).to()' builds the tensor on the CPU and copies it in one-off setup/export code: {{.*}} [nosync-pageable-h2d]
+  train(model, device, batch, torch::zeros({8, 1}));
+  return 0;
+}
