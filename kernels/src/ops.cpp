@@ -22,13 +22,13 @@ at::Tensor empty_total(Kind kind) {
 at::Tensor total(const char* op, at::TensorList tensors, Kind kind) {
   const Gathered g = detail::gather(op, tensors);
   if (g.empty()) return empty_total(kind);
-  return g.is_cuda() ? detail::cuda_path::total(g, kind) : detail::cpu_path::total(g, kind);
+  return g.is_cuda() ? detail::cuda_path::total(detail::resolve(g), kind) : detail::cpu_path::total(g, kind);
 }
 
 at::Tensor per_tensor(const char* op, at::TensorList tensors, Kind kind) {
   const Gathered g = detail::gather(op, tensors);
   if (g.empty()) return at::empty({0}, at::TensorOptions().dtype(at::kFloat));
-  return g.is_cuda() ? detail::cuda_path::per_tensor(g, kind) : detail::cpu_path::per_tensor(g, kind);
+  return g.is_cuda() ? detail::cuda_path::per_tensor(detail::resolve(g), kind) : detail::cpu_path::per_tensor(g, kind);
 }
 
 }  // namespace
@@ -53,7 +53,7 @@ at::Tensor& nonfinite_flag(at::TensorList tensors, at::Tensor& flag) {
   TORCH_CHECK(flag.is_contiguous(), op, ": flag must be contiguous");
   if (g.empty()) return flag;
   TORCH_CHECK(flag.device() == g.device, op, ": flag is on ", flag.device(), " but the tensors are on ", g.device);
-  if (g.is_cuda()) detail::cuda_path::nonfinite_into(g, flag);
+  if (g.is_cuda()) detail::cuda_path::nonfinite_into(detail::resolve(g), flag);
   else detail::cpu_path::nonfinite_into(g, flag);
   return flag;
 }
@@ -70,7 +70,8 @@ at::Tensor clip_grad_norm_(at::TensorList params_or_grads, double max_norm, doub
   constexpr const char* op = "nosync::kernels::clip_grad_norm_";
   const Gathered g = detail::gather(op, params_or_grads, detail::Select::kGradsOrTensors);
   if (g.empty()) return at::scalar_tensor(0.0, at::TensorOptions().dtype(at::kFloat));
-  return g.is_cuda() ? detail::cuda_path::clip(g, max_norm, eps) : detail::cpu_path::clip(g, max_norm, eps);
+  return g.is_cuda() ? detail::cuda_path::clip(detail::resolve(g), max_norm, eps)
+                     : detail::cpu_path::clip(g, max_norm, eps);
 }
 
 }  // namespace nosync::kernels

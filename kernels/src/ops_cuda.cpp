@@ -38,24 +38,18 @@ OutType out_type_of(at::ScalarType t) {
   }
 }
 
-// Everything one launch sequence needs.
-struct Launch {
-  c10::cuda::CUDAGuard guard;
-  cudaStream_t stream;
-  DevicePlan plan;
-  at::Tensor workspace;  // partials (+ 8 bytes for the clip coefficient)
-  explicit Launch(const Gathered& g, size_t extra_bytes = 0)
-      : guard(g.device), stream(at::cuda::getCurrentCUDAStream(g.device.index()).stream()),
-        plan(plan_for(g, stream)) {
-    const size_t part = engine::accumulator_bytes(dtype_of(g.dtype)) * static_cast<size_t>(plan.view.num_segments);
-    const size_t bytes = ((part + 7) & ~size_t{7}) + extra_bytes;
-    workspace = at::empty({static_cast<int64_t>(bytes > 0 ? bytes : 8)},
-                          at::TensorOptions().dtype(at::kByte).device(g.device));
+// The per-call scratch of one launch sequence: partials (+ 8 bytes for the
+// clip coefficient), from the caching allocator on the current stream.
+struct Workspace {
+  at::Tensor bytes;
+  Workspace(const Resolved& r, size_t extra_bytes = 0) {
+    const size_t part = engine::accumulator_bytes(dtype_of(r.dtype)) * static_cast<size_t>(r.plan.view.num_segments);
+    const size_t n = ((part + 7) & ~size_t{7}) + extra_bytes;
+    bytes = at::empty({static_cast<int64_t>(n > 0 ? n : 8)}, at::TensorOptions().dtype(at::kByte).device(r.device));
   }
-  void* partials() { return workspace.data_ptr(); }
-  double* extra() {
-    const size_t part = static_cast<size_t>(workspace.numel()) - 8;
-    return reinterpret_cast<double*>(static_cast<char*>(workspace.data_ptr()) + part);
+  void* partials() { return bytes.data_ptr(); }
+  double* extra() {  // the last 8 bytes
+    return reinterpret_cast<double*>(static_cast<char*>(bytes.data_ptr()) + bytes.numel() - 8);
   }
 };
 
@@ -63,63 +57,82 @@ void check(cudaError_t e) { C10_CUDA_CHECK(e); }
 
 }  // namespace
 
-at::Tensor total(const Gathered& g, Kind kind) {
-  Launch l(g);
-  at::Tensor out = at::empty({}, at::TensorOptions().dtype(g.dtype).device(g.device));
+at::Tensor total(const Resolved& r, Kind kind) {
+  c10::cuda::CUDAGuard guard(r.device);
+  Workspace w(r);
+  at::Tensor out = at::empty({}, at::TensorOptions().dtype(r.dtype).device(r.device));
   engine::Finish f;
   f.out = out.data_ptr();
-  f.out_type = out_type_of(g.dtype);
+  f.out_type = out_type_of(r.dtype);
   engine::ReduceOp op = engine::ReduceOp::kSum;
   switch (kind) {
     case Kind::kSum: f.epilogue = engine::Epilogue::kValue; break;
     case Kind::kMean:
       f.epilogue = engine::Epilogue::kScale;
       // 1/0 = inf, and 0 * inf = NaN: the mean of nothing, as in torch.
-      f.scale = 1.0 / static_cast<double>(l.plan.shape.total_numel);
+      f.scale = 1.0 / static_cast<double>(r.plan.shape.total_numel);
       break;
     case Kind::kL2:
       op = engine::ReduceOp::kSumSquares;
       f.epilogue = engine::Epilogue::kSqrt;
       break;
   }
-  check(engine::reduce_total(dtype_of(g.dtype), op, l.plan.view, l.partials(), f, l.stream));
+  check(engine::reduce_total(dtype_of(r.dtype), op, r.plan.view, w.partials(), f, r.stream));
   return out;
 }
 
-at::Tensor per_tensor(const Gathered& g, Kind kind) {
+at::Tensor per_tensor(const Resolved& r, Kind kind) {
   TORCH_INTERNAL_ASSERT(kind != Kind::kMean);
-  Launch l(g);
-  at::Tensor out = at::empty({g.count}, at::TensorOptions().dtype(g.dtype).device(g.device));
+  c10::cuda::CUDAGuard guard(r.device);
+  Workspace w(r);
+  at::Tensor out = at::empty({r.count}, at::TensorOptions().dtype(r.dtype).device(r.device));
   const bool l2 = kind == Kind::kL2;
-  check(engine::reduce_per_tensor(dtype_of(g.dtype), l2 ? engine::ReduceOp::kSumSquares : engine::ReduceOp::kSum,
-                                  l.plan.view, l.partials(), out.data_ptr(), out_type_of(g.dtype), l2, l.stream));
+  check(engine::reduce_per_tensor(dtype_of(r.dtype), l2 ? engine::ReduceOp::kSumSquares : engine::ReduceOp::kSum,
+                                  r.plan.view, w.partials(), out.data_ptr(), out_type_of(r.dtype), l2, r.stream));
   return out;
 }
 
-void nonfinite_into(const Gathered& g, at::Tensor& flag) {
-  Launch l(g);
+void nonfinite_into(const Resolved& r, at::Tensor& flag) {
+  c10::cuda::CUDAGuard guard(r.device);
+  Workspace w(r);
   engine::Finish f;
   f.epilogue = engine::Epilogue::kSetFlag;
   f.out = flag.data_ptr();
   f.out_type = out_type_of(flag.scalar_type());
-  check(engine::reduce_total(dtype_of(g.dtype), engine::ReduceOp::kNonfinite, l.plan.view, l.partials(), f,
-                             l.stream));
+  check(engine::reduce_total(dtype_of(r.dtype), engine::ReduceOp::kNonfinite, r.plan.view, w.partials(), f,
+                             r.stream));
 }
 
-at::Tensor clip(const Gathered& g, double max_norm, double eps) {
-  Launch l(g, /*extra_bytes=*/8);
-  at::Tensor norm = at::empty({}, at::TensorOptions().dtype(g.dtype).device(g.device));
+at::Tensor clip(const Resolved& r, double max_norm, double eps) {
+  c10::cuda::CUDAGuard guard(r.device);
+  Workspace w(r, /*extra_bytes=*/8);
+  at::Tensor norm = at::empty({}, at::TensorOptions().dtype(r.dtype).device(r.device));
   engine::Finish f;
   f.epilogue = engine::Epilogue::kClipCoef;
   f.out = norm.data_ptr();
-  f.out_type = out_type_of(g.dtype);
+  f.out_type = out_type_of(r.dtype);
   f.max_norm = max_norm;
   f.eps = eps;
-  f.coef = l.extra();
-  const DType dt = dtype_of(g.dtype);
-  check(engine::reduce_total(dt, engine::ReduceOp::kSumSquares, l.plan.view, l.partials(), f, l.stream));
-  check(engine::scale_in_place(dt, l.plan.view, f.coef, l.stream));
+  f.coef = w.extra();
+  const DType dt = dtype_of(r.dtype);
+  check(engine::reduce_total(dt, engine::ReduceOp::kSumSquares, r.plan.view, w.partials(), f, r.stream));
+  check(engine::scale_in_place(dt, r.plan.view, f.coef, r.stream));
   return norm;
 }
 
 }  // namespace nosync::kernels::detail::cuda_path
+
+namespace nosync::kernels::detail {
+
+Resolved resolve(const Gathered& g) {
+  Resolved r;
+  r.device = g.device;
+  r.dtype = g.dtype;
+  r.count = g.count;
+  r.stream = at::cuda::getCurrentCUDAStream(g.device.index()).stream();
+  c10::cuda::CUDAGuard guard(g.device);
+  r.plan = plan_for(g, r.stream);
+  return r;
+}
+
+}  // namespace nosync::kernels::detail

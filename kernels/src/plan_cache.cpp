@@ -22,18 +22,11 @@ struct Entry {
   uint64_t hash = 0;
   int device = -1;
   std::vector<engine::TensorSlot> key;  // exact list, for collisions
-  engine::PlanShape shape;
-  at::Tensor host_blob;    // pinned; immutable once uploaded
-  at::Tensor device_blob;  // the plan on the device
-  cudaEvent_t uploaded = nullptr;
-  cudaStream_t upload_stream = nullptr;
+  std::shared_ptr<UploadedPlan> plan;
   bool ready = false;      // upload known complete
   bool captured = false;   // used inside a graph capture: never evicted
   std::vector<cudaStream_t> streams;  // streams recorded with the allocator
   uint64_t last_use = 0;
-  ~Entry() {
-    if (uploaded) cudaEventDestroy(uploaded);
-  }
 };
 
 // Leaked on purpose: plans hold device memory, and freeing it from a static
@@ -84,16 +77,7 @@ Entry* build(const Gathered& g, cudaStream_t stream) {
   e->hash = g.hash;
   e->device = g.device.index();
   e->key = slots;
-  e->shape = engine::measure_plan(slots.data(), static_cast<int64_t>(slots.size()));
-  const auto bytes = static_cast<int64_t>(e->shape.bytes);
-  e->host_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
-  engine::write_plan(slots.data(), static_cast<int64_t>(slots.size()), e->shape, e->host_blob.data_ptr());
-  e->device_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(g.device));
-  C10_CUDA_CHECK(cudaMemcpyAsync(e->device_blob.data_ptr(), e->host_blob.data_ptr(), e->shape.bytes,
-                                 cudaMemcpyHostToDevice, stream));
-  C10_CUDA_CHECK(cudaEventCreateWithFlags(&e->uploaded, cudaEventDisableTiming));
-  C10_CUDA_CHECK(cudaEventRecord(e->uploaded, stream));
-  e->upload_stream = stream;
+  e->plan = upload_plan(slots, g.device, stream);
   e->streams.push_back(stream);
   ++cache().built;
   evict_if_full();
@@ -110,7 +94,7 @@ void prepare_for(Entry& e, cudaStream_t stream) {
   // Outside capture, learn (without blocking) when the upload has landed;
   // after that no stream ever needs to wait for it again.
   if (!e.ready && !cap) {
-    const cudaError_t st = cudaEventQuery(e.uploaded);
+    const cudaError_t st = cudaEventQuery(e.plan->uploaded);
     if (st == cudaErrorNotReady) (void)cudaGetLastError();  // not an error: clear it
     else C10_CUDA_CHECK(st);
     e.ready = st == cudaSuccess;
@@ -118,8 +102,8 @@ void prepare_for(Entry& e, cudaStream_t stream) {
   if (std::find(e.streams.begin(), e.streams.end(), stream) != e.streams.end()) return;
   // Inside capture the wait must be an external-event node: a plain wait on
   // an event recorded outside the capture is not part of the graph.
-  if (!e.ready) C10_CUDA_CHECK(cudaStreamWaitEvent(stream, e.uploaded, cap ? cudaEventWaitExternal : 0));
-  c10::cuda::CUDACachingAllocator::recordStream(e.device_blob.storage().data_ptr(),
+  if (!e.ready) C10_CUDA_CHECK(cudaStreamWaitEvent(stream, e.plan->uploaded, cap ? cudaEventWaitExternal : 0));
+  c10::cuda::CUDACachingAllocator::recordStream(e.plan->device_blob.storage().data_ptr(),
                                                 c10::cuda::getStreamFromExternal(stream, e.device));
   e.streams.push_back(stream);
 }
@@ -132,7 +116,32 @@ DevicePlan plan_for(const Gathered& g, cudaStream_t stream) {
   if (e == nullptr) e = build(g, stream);
   prepare_for(*e, stream);
   e->last_use = ++cache().clock;
-  return {e->shape, engine::view_plan(e->shape, e->device_blob.data_ptr())};
+  return e->plan->device_plan();
+}
+
+UploadedPlan::~UploadedPlan() {
+  if (uploaded) cudaEventDestroy(uploaded);
+}
+
+DevicePlan UploadedPlan::device_plan() const {
+  return {shape, engine::view_plan(shape, device_blob.data_ptr())};
+}
+
+std::shared_ptr<UploadedPlan> upload_plan(const std::vector<engine::TensorSlot>& slots, c10::Device device,
+                                          cudaStream_t stream) {
+  auto p = std::make_shared<UploadedPlan>();
+  const auto n = static_cast<int64_t>(slots.size());
+  p->shape = engine::measure_plan(slots.data(), n);
+  const auto bytes = static_cast<int64_t>(p->shape.bytes);
+  p->host_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  engine::write_plan(slots.data(), n, p->shape, p->host_blob.data_ptr());
+  p->device_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device));
+  C10_CUDA_CHECK(cudaMemcpyAsync(p->device_blob.data_ptr(), p->host_blob.data_ptr(), p->shape.bytes,
+                                 cudaMemcpyHostToDevice, stream));
+  C10_CUDA_CHECK(cudaEventCreateWithFlags(&p->uploaded, cudaEventDisableTiming));
+  C10_CUDA_CHECK(cudaEventRecord(p->uploaded, stream));
+  p->upload_stream = stream;
+  return p;
 }
 
 int64_t plans_built() {

@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/plan.h"
@@ -26,6 +27,23 @@ struct DevicePlan {
   engine::PlanShape shape;
   engine::PlanView view;  // pointers into the device buffer
 };
+
+// A plan built from `slots` and uploaded with one cudaMemcpyAsync from pinned
+// memory on `stream`. Immutable afterwards; owns both buffers.
+struct UploadedPlan {
+  engine::PlanShape shape;
+  at::Tensor host_blob;    // pinned
+  at::Tensor device_blob;
+  cudaEvent_t uploaded = nullptr;
+  cudaStream_t upload_stream = nullptr;
+  UploadedPlan() = default;
+  UploadedPlan(const UploadedPlan&) = delete;
+  UploadedPlan& operator=(const UploadedPlan&) = delete;
+  ~UploadedPlan();
+  DevicePlan device_plan() const;
+};
+std::shared_ptr<UploadedPlan> upload_plan(const std::vector<engine::TensorSlot>& slots, c10::Device device,
+                                          cudaStream_t stream);
 
 // Returns the plan for the gathered CUDA list, building and uploading it on a
 // miss, and makes `stream` safe to use it. Throws if a miss happens while

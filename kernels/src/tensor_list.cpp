@@ -9,12 +9,36 @@ bool supported(at::ScalarType t) {
   return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
 }
 
+// Tensor::grad() runs is_leaf() through the dispatcher on every call (to
+// warn about non-leaf access); TensorImpl::grad() is one virtual call. At 5000
+// parameters that difference is most of the host time of clip_grad_norm_.
 const at::Tensor* pick(const at::Tensor& t, Select select) {
   if (select == Select::kTensors) return &t;
-  const at::Tensor& g = t.grad();  // a reference into autograd meta: no refcount traffic
+  c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  if (impl->autograd_meta() == nullptr) return &t;  // a plain tensor: the gradient itself
+  const at::Tensor& g = impl->grad();
   if (g.defined()) return &g;
-  if (t.requires_grad()) return nullptr;  // a parameter that got no gradient
+  if (impl->requires_grad()) return nullptr;  // a parameter that got no gradient
   return &t;
+}
+
+// The gather loop is bound by cache misses: each tensor is a TensorImpl
+// (several lines) and a StorageImpl (the data pointer) scattered over the
+// heap. Prefetching a few tensors ahead overlaps those misses.
+constexpr int64_t kPrefetchImpl = 16, kPrefetchStorage = 8;
+
+inline void prefetch_ahead(at::TensorList list, int64_t i, int64_t n, Select select) {
+  if (select != Select::kTensors) return;  // grads sit behind autograd meta: not worth the chase
+  if (i + kPrefetchImpl < n) {
+    const char* p = reinterpret_cast<const char*>(list[i + kPrefetchImpl].unsafeGetTensorImpl());
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
+    __builtin_prefetch(p + 128);
+  }
+  if (i + kPrefetchStorage < n) {
+    c10::TensorImpl* impl = list[i + kPrefetchStorage].unsafeGetTensorImpl();
+    if (impl != nullptr && impl->has_storage()) __builtin_prefetch(impl->unsafe_storage().unsafeGetStorageImpl());
+  }
 }
 
 }  // namespace
@@ -35,6 +59,7 @@ Gathered gather(const char* op, at::TensorList list, Select select) {
   uint64_t h = 1469598103934665603ull;
   const int64_t n = static_cast<int64_t>(list.size());
   for (int64_t i = 0; i < n; ++i) {
+    prefetch_ahead(list, i, n, select);
     TORCH_CHECK(list[i].defined(), op, ": tensors[", i, "] is an undefined tensor");
     const at::Tensor* t = pick(list[i], select);
     if (t == nullptr) continue;

@@ -119,6 +119,20 @@ TEST(KernelsCpu, ClipMatchesTorchClipGradNorm) {
   EXPECT_FLOAT_EQ(grads[1][3].item<float>(), 2.0f);
 }
 
+TEST(KernelsCpu, PreparedListGivesTheListOpsResults) {
+  auto ts = random_list(12, at::kFloat, kCpu);
+  const nk::PreparedList prepared(ts);
+  EXPECT_EQ(prepared.size(), 12);
+  EXPECT_TRUE(at::equal(prepared.sum(), nk::sum(ts)));
+  EXPECT_TRUE(at::equal(prepared.l2_norm_per_tensor(), nk::l2_norm_per_tensor(ts)));
+  std::vector<at::Tensor> params{at::randn({5}).set_requires_grad(true), at::randn({3}).set_requires_grad(true)};
+  params[0].mutable_grad() = at::full({5}, 2.0);
+  const auto grads = nk::PreparedList::grads_of(params);  // params[1] has no grad: skipped
+  EXPECT_EQ(grads.size(), 1);
+  EXPECT_FLOAT_EQ(grads.clip_grad_norm_(1.0, 0.0).item<float>(), std::sqrt(20.0f));
+  EXPECT_NEAR(params[0].grad()[0].item<float>(), 2.0 / std::sqrt(20.0), 1e-6);
+}
+
 TEST(KernelsCpu, ClearErrorsNameTheOffendingTensor) {
   std::vector<at::Tensor> mixed{at::randn({3}), at::randn({3}).to(at::kHalf)};
   try {

@@ -54,6 +54,47 @@ at::Tensor& nonfinite_flag(at::TensorList tensors, at::Tensor& flag);
 // device tensor instead of a double, so nothing waits for the GPU.
 at::Tensor clip_grad_norm_(at::TensorList params_or_grads, double max_norm, double eps = 1e-6);
 
+namespace detail {
+struct PreparedState;
+}
+
+// A tensor list validated and planned once, for hot loops.
+//
+// The list ops above validate every tensor on every call (device, dtype,
+// layout, data pointer) and look their plan up by content: cheap per tensor,
+// but at thousands of tensors that pass is most of the host time of a call.
+// A PreparedList does it once; its ops then cost a few microseconds of host
+// time regardless of the list's length.
+//
+//   auto grads = nosync::kernels::PreparedList::grads_of(model->parameters());
+//   for (...) { loss.backward(); auto norm = grads.clip_grad_norm_(1.0); ... }
+//
+// Valid while every tensor keeps its memory: parameters, and gradients that
+// are zeroed in place (zero_grad(/*set_to_none=*/false)). The list holds
+// references, so the tensors cannot be freed, but a tensor re-pointed to new
+// memory (set_, a resize_ that reallocates, a fresh .grad()) is not noticed:
+// prepare again after that. CUDA-graph capturable with no warm-up needed.
+class PreparedList {
+ public:
+  explicit PreparedList(at::TensorList tensors);
+  // clip_grad_norm_'s selection: each parameter's .grad(), parameters without
+  // one skipped, plain tensors taken as gradients.
+  static PreparedList grads_of(at::TensorList params_or_grads);
+
+  int64_t size() const;
+  at::Tensor sum() const;
+  at::Tensor sum_per_tensor() const;
+  at::Tensor mean() const;
+  at::Tensor l2_norm() const;
+  at::Tensor l2_norm_per_tensor() const;
+  at::Tensor& nonfinite_flag(at::Tensor& flag) const;
+  at::Tensor clip_grad_norm_(double max_norm, double eps = 1e-6) const;
+
+ private:
+  explicit PreparedList(std::shared_ptr<const detail::PreparedState> s);
+  std::shared_ptr<const detail::PreparedState> state_;
+};
+
 // Named scalars accumulated on the device, read back late.
 //
 //   MetricAccumulator metrics(device);
