@@ -329,7 +329,23 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
+void fill_tables() {
+  for (const Watched& w : kWatched) {
+    if (w.cbid >= kMaxCbid) continue;
+    (w.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_runtime : g_driver)[w.cbid] = &w;
+  }
+}
+
 }  // namespace
+
+namespace detail {
+CuptiCallback callback_for_testing() { return on_callback; }
+void attach_engine_for_testing(Engine* engine) {
+  fill_tables();
+  g_engine = engine;
+  g_generation.fetch_add(1);
+}
+}  // namespace detail
 
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(
@@ -345,10 +361,7 @@ std::string CuptiAdapter::start(Engine* engine) {
       g_get_attributes = reinterpret_cast<PointerGetAttributesFn>(dlsym(cuda, "cuPointerGetAttributes"));
   }
   warm_up_stack_capture();
-  for (const Watched& w : kWatched) {
-    if (w.cbid >= kMaxCbid) continue;
-    (w.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_runtime : g_driver)[w.cbid] = &w;
-  }
+  fill_tables();
   CUpti_SubscriberHandle sub = nullptr;
   CUptiResult r = cuptiSubscribe(&sub, on_callback, nullptr);
   if (r != CUPTI_SUCCESS) {

@@ -6,6 +6,8 @@
 // single ids cost nothing measurable on calls we do not watch.
 #pragma once
 
+#include <cupti.h>
+
 #include <cstdint>
 #include <string>
 
@@ -33,5 +35,14 @@ class CuptiAdapter {
 
 // Monotonic nanoseconds since the sanitizer started (trace timestamps).
 std::uint64_t now_ns();
+
+namespace detail {
+// The callback CUPTI would call, and its wiring without a subscription, so
+// tests can drive it with fabricated callback data on a machine without a
+// GPU (the idea of Kineto's CuptiCallbackApiMock).
+using CuptiCallback = void(CUPTIAPI*)(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*);
+CuptiCallback callback_for_testing();
+void attach_engine_for_testing(Engine* engine);
+}  // namespace detail
 
 }  // namespace nosync::san
