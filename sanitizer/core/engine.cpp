@@ -32,6 +32,15 @@ void Engine::write(const std::string& text) {
   else sink_.write(text);
 }
 
+// Live lines (warn mode's new sites, error mode's report) are text. With a
+// JSON or trace report the log file must stay one valid document, so they go
+// to stderr instead.
+void Engine::write_live(const std::string& text) {
+  if (live_writer_) live_writer_(text);
+  else if (options_.format == Format::Text) write(text);
+  else LogSink("stderr").write(text);
+}
+
 void Engine::record(const SyncEvent& e) {
   intercepted_.fetch_add(1, std::memory_order_relaxed);
   if (is_query(e.kind)) {
@@ -65,7 +74,7 @@ void Engine::record(const SyncEvent& e) {
       std::ostringstream line;
       line << "==" << pid_() << "==WARNING: nosync-sanitizer: " << describe_site(added.site) << ", stalled "
            << format_duration(e.duration_ns) << " (new site; counts at exit)\n";
-      write(line.str());
+      write_live(line.str());
     }
   } else if (options_.mode == Mode::Error) {
     resolve(added.site);
@@ -73,7 +82,7 @@ void Engine::record(const SyncEvent& e) {
       Report r = build_report();
       for (const Finding& f : r.findings)
         if (std::find(f.site_ids.begin(), f.site_ids.end(), added.site->id) != f.site_ids.end()) {
-          write(write_text_finding(r, f, "ERROR") + "==" + std::to_string(r.pid) + "==ABORTING\n");
+          write_live(write_text_finding(r, f, "ERROR") + "==" + std::to_string(r.pid) + "==ABORTING\n");
           break;
         }
       if (options_.format != Format::Text) finish();

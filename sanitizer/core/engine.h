@@ -58,6 +58,9 @@ class Engine {
 
   // Where live lines and reports go (default: the LogSink of log_path).
   void set_writer(std::function<void(const std::string&)> w) { writer_ = std::move(w); }
+  // Where live text lines go (default: the report's destination for
+  // format=text, stderr otherwise).
+  void set_live_writer(std::function<void(const std::string&)> w) { live_writer_ = std::move(w); }
   // Called after the error-mode report (default: std::abort).
   void set_fatal_handler(std::function<void()> f) { fatal_ = std::move(f); }
   // The pid printed in reports (tests pin it).
@@ -75,6 +78,7 @@ class Engine {
   void resolve(Site* s);
   std::string describe_site(Site* s);
   void write(const std::string& text);
+  void write_live(const std::string& text);
   Report build_report_locked();
 
   Options options_;
@@ -107,6 +111,7 @@ class Engine {
   static constexpr std::size_t kRegionLog = 64;
 
   std::function<void(const std::string&)> writer_;
+  std::function<void(const std::string&)> live_writer_;
   std::function<void()> fatal_;
   std::function<int()> pid_;
 };

@@ -204,3 +204,26 @@ TEST(Engine, SixteenThreadsRecordConcurrentlyWithoutLostCounts) {
   EXPECT_EQ(r.totals.blocking_ns, 2ull * kThreads * kPerThread);
   EXPECT_EQ(t.symbolizer->calls.load(), 4) << "one symbolization per site even under contention";
 }
+
+TEST(Engine, WithJsonReportsLiveLinesStayOutOfTheLogFile) {
+  TestEngine t(opts("mode=warn:format=json"));
+  std::string live;
+  t.engine->set_live_writer([&live](const std::string& s) { live += s; });
+  auto a = t.symbolizer->stack(item_at("/work/app/train.cpp", 42));
+  t.engine->record(event(ApiKind::StreamSync, "cudaStreamSynchronize", a));
+  EXPECT_NE(live.find("WARNING: nosync-sanitizer: nosync-item at /work/app/train.cpp:42"), std::string::npos);
+  EXPECT_EQ(t.output, "") << "nothing but the JSON document goes to the report destination";
+  t.engine->finish();
+  EXPECT_EQ(t.output.rfind("{", 0), 0u) << t.output;
+}
+
+TEST(Engine, WithoutSymbolizationFramesKeepOnlyAddresses) {
+  TestEngine t(opts("mode=report:symbolize=0"));
+  auto a = t.symbolizer->stack(item_at("/work/app/train.cpp", 42));
+  t.engine->record(event(ApiKind::StreamSync, "cudaStreamSynchronize", a));
+  Report r = t.engine->build_report();
+  EXPECT_EQ(t.symbolizer->calls.load(), 0);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].rule, RuleId::ExplicitSync) << "no frames: the API decides";
+  EXPECT_EQ(r.findings[0].frames.size(), a.size());
+}
