@@ -96,6 +96,24 @@ void Engine::record(const SyncEvent& e) {
   }
 }
 
+void Engine::record_kernels(const KernelInterval* k, std::size_t n) {
+  gpu_.add(k, n);
+  if (options_.format != Format::Trace) return;
+  std::lock_guard<std::mutex> lock(trace_mu_);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (k[i].end_ns <= k[i].start_ns) continue;
+    if (trace_.size() < options_.trace_max_events) {
+      TraceSlice slice;
+      slice.start_ns = k[i].start_ns;
+      slice.duration_ns = k[i].end_ns - k[i].start_ns;
+      slice.kernel = true;
+      trace_.push_back(slice);
+    } else {
+      ++trace_dropped_;
+    }
+  }
+}
+
 void Engine::resolve(Site* s) {
   std::lock_guard<std::mutex> lock(resolve_mu_);
   if (s->resolved) return;

@@ -43,8 +43,9 @@ class Engine {
   bool wants_stack(const SyncEvent& e) const;
 
   void record(const SyncEvent& e);
-  // Kernel activity (activity=1), from CUPTI's buffer-completed callback.
-  void record_kernels(const KernelInterval* k, std::size_t n) { gpu_.add(k, n); }
+  // Kernel activity (activity=1), from CUPTI's buffer-completed callback,
+  // already in the host clock of SyncEvent::start_ns so the trace lines up.
+  void record_kernels(const KernelInterval* k, std::size_t n);
 
   Report build_report();
   // Writes the exit report (once per process; a forked child writes its own

@@ -42,6 +42,7 @@ struct Totals {
 struct TraceSlice {
   std::uint64_t start_ns = 0, duration_ns = 0, thread_id = 0;
   std::uint32_t site_id = 0;
+  bool kernel = false;  // a GPU kernel (activity=1), drawn on its own "GPU" track
 };
 
 struct SuppressionHit {

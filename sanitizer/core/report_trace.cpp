@@ -20,7 +20,22 @@ std::string write_trace(const Report& r) {
       << r.trace_dropped << "},\n \"traceEvents\": [";
   out << "\n  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " << r.pid
       << ", \"args\": {\"name\": \"nosync-sanitizer host syncs\"}}";
+  // Kernels (activity=1) go on a track of their own, tid 0, named "GPU".
+  bool kernels = false;
   for (const TraceSlice& s : r.trace) {
+    if (!s.kernel) continue;
+    if (!kernels) {
+      out << ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " << r.pid
+          << ", \"tid\": 0, \"args\": {\"name\": \"GPU (kernels)\"}}";
+      kernels = true;
+    }
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "\"ts\": %.3f, \"dur\": %.3f", s.start_ns / 1e3, s.duration_ns / 1e3);
+    out << ",\n  {\"name\": \"kernel\", \"cat\": \"gpu\", \"ph\": \"X\", " << ts << ", \"pid\": " << r.pid
+        << ", \"tid\": 0}";
+  }
+  for (const TraceSlice& s : r.trace) {
+    if (s.kernel) continue;
     auto it = by_site.find(s.site_id);
     if (it == by_site.end()) continue;  // suppressed or below threshold
     const Finding& f = *it->second;

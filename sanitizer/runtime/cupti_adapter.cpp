@@ -302,6 +302,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 }
 
 // ---------------------------------------------------------------- kernel activity (activity=1)
+std::atomic<std::int64_t> g_cupti_minus_host{0};
+
 // CUPTI recommends 1-10 MB buffers; records are copied out as intervals and
 // the buffer freed at once, so memory stays bounded however long the run.
 constexpr std::size_t kActivityBuffer = 4 << 20;
@@ -319,7 +321,12 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
     const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-    batch[n++] = KernelInterval{k->start, k->end};
+    // CUPTI's clock -> the sanitizer's host clock (offset taken at start), so
+    // kernels and host syncs share one time axis in the trace.
+    const std::int64_t off = g_cupti_minus_host.load(std::memory_order_relaxed);
+    if (k->end <= k->start) continue;
+    batch[n++] = KernelInterval{static_cast<std::uint64_t>(static_cast<std::int64_t>(k->start) - off),
+                                static_cast<std::uint64_t>(static_cast<std::int64_t>(k->end) - off)};
     if (n == 512) {
       if (g_engine) g_engine->record_kernels(batch, n);
       n = 0;
@@ -381,6 +388,9 @@ std::string CuptiAdapter::start(Engine* engine) {
     if (cuptiEnableCallback(1, sub, w.domain, w.cbid) == CUPTI_SUCCESS) ++enabled_;
   }
   if (engine->options().activity) {
+    std::uint64_t cupti_now = 0;
+    if (cuptiGetTimestamp(&cupti_now) == CUPTI_SUCCESS)
+      g_cupti_minus_host = static_cast<std::int64_t>(cupti_now) - static_cast<std::int64_t>(now_ns());
     // Process-wide in CUPTI's single-subscriber mode: a profiler started later
     // (torch.profiler) takes the buffers over; the report then shows fewer kernels.
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS &&

@@ -190,3 +190,24 @@ TEST(LogSink, WritesOneFilePerProcessNamedWithThePid) {
   std::remove(expected.c_str());
   EXPECT_TRUE(LogSink("stderr").is_stream());
 }
+
+TEST(ReportTrace, KernelsGoOnTheirOwnGpuTrackBesideTheSyncs) {
+  Fixture fx("mode=report:format=trace:activity=1");
+  std::vector<KernelInterval> k = {{1000000, 1002000}, {1003000, 1004500}, {2000, 1000}};  // last: incomplete
+  fx.t.engine->record_kernels(k.data(), k.size());
+  std::string trace = write_report(fx.t.engine->build_report());
+  EXPECT_TRUE(JsonChecker(trace).valid()) << trace;
+  EXPECT_NE(trace.find("\"tid\": 0, \"args\": {\"name\": \"GPU (kernels)\"}"), std::string::npos) << trace;
+  std::size_t kernels = 0;
+  for (std::size_t p = trace.find("\"cat\": \"gpu\""); p != std::string::npos; p = trace.find("\"cat\": \"gpu\"", p + 1))
+    ++kernels;
+  EXPECT_EQ(kernels, 2u) << trace;
+  EXPECT_NE(trace.find("\"name\": \"kernel\", \"cat\": \"gpu\", \"ph\": \"X\", \"ts\": 1000.000, \"dur\": 2.000"),
+            std::string::npos)
+      << trace;
+  std::size_t syncs = 0;
+  for (std::size_t p = trace.find("\"cat\": \"host-sync\""); p != std::string::npos;
+       p = trace.find("\"cat\": \"host-sync\"", p + 1))
+    ++syncs;
+  EXPECT_EQ(syncs, 3u);
+}
