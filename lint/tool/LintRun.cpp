@@ -2,8 +2,18 @@
 
 #include "Finding.h"
 
+#include "UserCodeScope.h"
+
 #include "clang-tidy/ClangTidy.h"
-#include "llvm/Support/Timer.h"
+// Complete type of ClangTidyASTConsumerFactory's member, for its destructor.
+#include "clang-tidy/ClangTidyModule.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/MultiplexConsumer.h"
+#include "clang/Lex/PreprocessorOptions.h"
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/VirtualFileSystem.h"
 
 #include <chrono>
@@ -49,6 +59,87 @@ void absolutize(std::vector<clang::tidy::ClangTidyError>& errors) {
   }
 }
 
+// clang-tidy's own ASTConsumer, behind UserCodeScope.
+class ScopedTidyAction : public clang::ASTFrontendAction {
+ public:
+  ScopedTidyAction(clang::tidy::ClangTidyASTConsumerFactory& factory, std::string excluded)
+      : factory_(factory), excluded_(std::move(excluded)) {}
+
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& compiler,
+                                                        llvm::StringRef file) override {
+    std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+    // First: MultiplexConsumer calls HandleTranslationUnit in order, so the
+    // scope is set before the matchers run.
+    consumers.push_back(std::make_unique<UserCodeScope>(excluded_));
+    consumers.push_back(factory_.createASTConsumer(compiler, file));
+    return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
+  }
+
+ private:
+  clang::tidy::ClangTidyASTConsumerFactory& factory_;
+  std::string excluded_;
+};
+
+class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
+ public:
+  ScopedTidyActionFactory(clang::tidy::ClangTidyContext& context,
+                          llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs, std::string excluded)
+      : factory_(context, std::move(fs)), excluded_(std::move(excluded)) {}
+
+  std::unique_ptr<clang::FrontendAction> create() override {
+    return std::make_unique<ScopedTidyAction>(factory_, excluded_);
+  }
+
+  bool runInvocation(std::shared_ptr<clang::CompilerInvocation> invocation, clang::FileManager* files,
+                     std::shared_ptr<clang::PCHContainerOperations> pch,
+                     clang::DiagnosticConsumer* diags) override {
+    // As clang-tidy does: code may hide things from static analysis behind
+    // __clang_analyzer__.
+    invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;
+    return FrontendActionFactory::runInvocation(std::move(invocation), files, std::move(pch), diags);
+  }
+
+ private:
+  clang::tidy::ClangTidyASTConsumerFactory factory_;
+  std::string excluded_;
+};
+
+// clang::tidy::runClangTidy, with the AST consumer wrapped (see UserCodeScope)
+// and the tool's own failure reported: a file the compiler could not even
+// start on (a bad compile command) leaves no diagnostic behind otherwise.
+std::vector<clang::tidy::ClangTidyError> runTidy(const std::string& absFile,
+                                                 const clang::tooling::CompilationDatabase& db,
+                                                 const LintConfig& config, const CommandLineOverrides& overrides) {
+  clang::tidy::ClangTidyContext context(std::make_unique<NosyncOptionsProvider>(config, overrides));
+  // A physical file system has its own working directory: ClangTool changes it
+  // to each compile command's directory, which must not move the process's
+  // (other threads are resolving relative paths).
+  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::createPhysicalFileSystem());
+  clang::tooling::ClangTool tool(db, {absFile}, std::make_shared<clang::PCHContainerOperations>(), fs);
+  tool.appendArgumentsAdjuster(clang::tooling::getStripPluginsAdjuster());
+
+  clang::tidy::ClangTidyDiagnosticConsumer diagConsumer(context, nullptr, /*RemoveIncompatibleErrors=*/true,
+                                                         /*GetFixesFromNotes=*/false);
+  clang::DiagnosticsEngine engine(new clang::DiagnosticIDs(), new clang::DiagnosticOptions(), &diagConsumer,
+                                  /*ShouldOwnClient=*/false);
+  context.setDiagnosticsEngine(&engine);
+  tool.setDiagnosticConsumer(&diagConsumer);
+
+  std::string excluded = context.getOptionsForFile(absFile).ExcludeHeaderFilterRegex.value_or("");
+  ScopedTidyActionFactory factory(context, fs, excluded);
+  int rc = tool.run(&factory);
+  std::vector<clang::tidy::ClangTidyError> errors = diagConsumer.take();
+  bool sawError = llvm::any_of(errors, [](const auto& e) { return isCompilerError(e); });
+  if (rc != 0 && !sawError) {
+    clang::tidy::ClangTidyError e("clang-diagnostic-error", clang::tooling::Diagnostic::Error, "", false);
+    e.Message = clang::tooling::DiagnosticMessage("the compiler could not run on this file (check its compile command)");
+    e.Message.FilePath = absFile;
+    e.Message.FileOffset = 0;
+    errors.push_back(std::move(e));
+  }
+  return errors;
+}
+
 }  // namespace
 
 TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::CompilationDatabase& db,
@@ -58,12 +149,7 @@ TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::C
   r.file = absFile;
   r.config = &config;
   r.overrides = overrides;
-  clang::tidy::ClangTidyContext context(std::make_unique<NosyncOptionsProvider>(config, overrides));
-  // A physical file system has its own working directory: ClangTool changes it
-  // to each compile command's directory, which must not move the process's
-  // (other threads are resolving relative paths).
-  auto fs = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::createPhysicalFileSystem());
-  r.errors = clang::tidy::runClangTidy(context, db, {absFile}, fs, /*ApplyAnyFix=*/false);
+  r.errors = runTidy(absFile, db, config, overrides);
   absolutize(r.errors);
   applySeverityOverrides(config, r.errors);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

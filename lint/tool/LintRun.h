@@ -27,7 +27,8 @@ struct TuResult {
 };
 
 // Parses and checks one file. NOLINT handling, the header filter and check
-// selection are clang-tidy's; we add the per-rule severity overrides.
+// selection are clang-tidy's; we add the per-rule severity overrides and keep
+// the matchers out of library headers (UserCodeScope).
 TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::CompilationDatabase& db,
                              const LintConfig& config, const CommandLineOverrides& overrides);
 
