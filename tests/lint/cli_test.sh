@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # usage: cli_test.sh <nosync-lint> <fixtures dir> <torch include dirs, ':'-separated> <rules.def> <nosync-lint-fake>
+#                    [<libnosync-tidy.so> <examples/train_hazards.cpp>]
 # Each check runs a real binary and asserts its exit code and output.
 # nosync-lint-fake is the same driver linked with a fake check module (see
 # fixtures/fake_module): it flags every `.item()` call, so the tool's own
 # features are tested against findings that do not move with the real checks.
 set -u
-LINT=$1 FIX=$(cd "$2" && pwd) TORCH_INC=$3 RULES_DEF=$4 FAKE=$5
+LINT=$1 FIX=$(cd "$2" && pwd) TORCH_INC=$3 RULES_DEF=$4 FAKE=$5 PLUGIN=${6:-} EXAMPLE=${7:-}
 pass=0 fail=0 skip=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export NO_COLOR=1
@@ -69,6 +70,20 @@ if [[ -n "$TORCH_INC" ]]; then
   # The real checks are linked in: a per-step item() in a loop is a warning.
   expect real-checks-linked 1 'real_item_in_loop.cpp:10:[0-9]+: warning: .*\[nosync-item\]' -- \
     "$LINT" --no-cache "$FIX/real_item_in_loop.cpp" -- -std=c++17 "${inc[@]}"
+  # nosync-lint matches only inside user declarations (UserCodeScope); stock
+  # clang-tidy with the plugin traverses everything. Same findings expected.
+  if [[ -n $PLUGIN && -f $PLUGIN && -f $EXAMPLE ]] && command -v clang-tidy-19 >/dev/null; then
+    "$LINT" --no-cache --format=json --min-severity=note "$EXAMPLE" -- -std=c++17 "${inc[@]}" 2>/dev/null |
+      python3 -c 'import json,sys; [print(x["rule"], x["line"], x["severity"]) for x in json.load(sys.stdin)]' |
+      sort >"$tmp/scoped"
+    clang-tidy-19 --load "$PLUGIN" --checks='-*,nosync-*' "$EXAMPLE" -- -std=c++17 "${inc[@]}" 2>/dev/null |
+      sed -nE 's/^[^ ]*:([0-9]+):[0-9]+: (warning|remark): .*\[(nosync-[a-z0-9-]+)\]$/\3 \1 \2/p' |
+      sed 's/ remark$/ note/' | sort >"$tmp/full"
+    if [[ -s $tmp/full ]] && cmp -s "$tmp/scoped" "$tmp/full"; then ok "scoped-matching-same-as-clang-tidy ($(wc -l <"$tmp/full") findings)"
+    else bad "scoped-matching-same-as-clang-tidy"; diff "$tmp/scoped" "$tmp/full" | head; fi
+  else
+    echo "SKIP scoped-matching-same-as-clang-tidy: needs clang-tidy-19 and the nosync-tidy plugin"; skip=$((skip+1))
+  fi
 else
   echo "SKIP parse-libtorch: LibTorch headers not found (run ./scripts/setup)"; skip=$((skip+1))
 fi
