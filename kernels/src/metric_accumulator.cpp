@@ -6,6 +6,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <nosync/kernels.h>
 
+#include "device.h"
+
 #include <unordered_map>
 
 namespace nosync::kernels {
@@ -32,7 +34,7 @@ struct MetricAccumulator::Impl {
   uint64_t latest_ticket = 0;
   std::optional<Values> latest;
 
-  Impl(c10::Device d, int slots) : device(d), ring(static_cast<size_t>(slots)) {
+  Impl(c10::Device d, int slots) : device(detail::resolve_device(d)), ring(static_cast<size_t>(slots)) {
     TORCH_CHECK(slots >= 1, "MetricAccumulator: readback_slots must be >= 1");
     grow(8);
     if (device.is_cuda()) {

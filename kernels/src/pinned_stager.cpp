@@ -6,6 +6,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <nosync/kernels.h>
 
+#include "device.h"
+
 #include <cstring>
 
 namespace nosync::kernels {
@@ -20,7 +22,7 @@ struct PinnedStager::Impl {
   std::vector<Slot> ring;
   size_t next = 0;
 
-  Impl(c10::Device d, int slots) : device(d), ring(static_cast<size_t>(slots)) {
+  Impl(c10::Device d, int slots) : device(detail::resolve_device(d)), ring(static_cast<size_t>(slots)) {
     TORCH_CHECK(device.is_cuda(), "PinnedStager: device must be a CUDA device, got ", device);
     TORCH_CHECK(slots >= 1, "PinnedStager: slots must be >= 1");
     c10::cuda::CUDAGuard guard(device);

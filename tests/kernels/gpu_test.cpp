@@ -430,6 +430,19 @@ TEST(KernelsGpu, MetricAccumulatorReadsBackLate) {
   EXPECT_THROW(m.add("loss", at::rand({1})), c10::Error);  // CPU value for a CUDA accumulator
 }
 
+// torch::kCUDA carries no index while tensors on it say cuda:0.
+TEST(KernelsGpu, StatefulHelpersAcceptACudaDeviceWithoutIndex) {
+  SKIP_WITHOUT_GPU();
+  nk::MetricAccumulator m(c10::Device(c10::kCUDA));
+  m.add("x", at::full({}, 3.0, at::TensorOptions().device(kCuda)));
+  EXPECT_EQ(m.read().at("x"), 3.0);
+  nk::PinnedStager stager(c10::Device(c10::kCUDA));
+  const at::Tensor src = at::rand({16});
+  const at::Tensor dst = stager.stage(src);
+  EXPECT_EQ(dst.device(), kCuda);
+  EXPECT_TRUE(at::equal(dst.cpu(), src));
+}
+
 TEST(KernelsGpu, PinnedStagerCopiesWithoutAliasing) {
   SKIP_WITHOUT_GPU();
   nk::PinnedStager stager(kCuda, 3);
