@@ -28,7 +28,7 @@ check "sanitizer wrote a JSON report for the hazard program" '[[ -n "$report" ]]
 if [[ -n "$report" ]]; then
   cp "$report" "$RESULTS/e2e-hazards-sanitizer.json"
   sha256sum < "$SOURCE" | cut -d' ' -f1 > "$RESULTS/e2e-hazards-source.sha256"
-  for rule in nosync-item nosync-device-to-host nosync-pageable-h2d nosync-explicit-sync nosync-hidden-sync; do
+  for rule in nosync-item nosync-bool-condition nosync-device-to-host nosync-pageable-h2d nosync-explicit-sync; do
     check "sanitizer reports $rule on the hazard program" "grep -q '\"rule\": \"$rule\"' '$report'"
   done
 fi
