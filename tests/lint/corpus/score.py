@@ -321,8 +321,25 @@ def md_escape(text):
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(res, out, header_lines=()):
+def load_reasons(path):
+    """'FILE:LINE:RULE<TAB>reason' lines (FILE by base name; '#' starts a comment) -> dict."""
+    reasons = {}
+    with open(path, encoding="utf-8") as f:
+        for n, text in enumerate(f, 1):
+            text = text.rstrip("\n")
+            if not text.strip() or text.lstrip().startswith("#"):
+                continue
+            key, sep, why = text.partition("\t")
+            if not sep or key.count(":") != 2:
+                raise ScoreError(f"{path}:{n}: expected FILE:LINE:RULE<TAB>reason")
+            reasons[key.strip()] = why.strip()
+    return reasons
+
+
+def markdown(res, out, header_lines=(), reasons=None):
     """The scores as Markdown: header lines, the per-rule table, every FP and FN."""
+    reasons = reasons or {}
+    why = lambda r: md_escape(reasons.get(f"{os.path.basename(r['file'])}:{r['line']}:{r['rule']}", ""))
     w = out.write
     w("# nosync-lint on the realistic corpus (tests/lint/corpus)\n\n")
     for h in header_lines:
@@ -346,11 +363,11 @@ def markdown(res, out, header_lines=()):
       "| where | rule | kind | source line | linter's message (start) | reason |\n|---|---|---|---|---|---|\n")
     for r in res["false_positives"]:
         w(f"| {rel(r['file'])}:{r['line']} | {r['rule']} | {r['kind']} | `{md_escape(r['source'])}` | "
-          f"{md_escape(r['message'][:70])} |  |\n")
+          f"{md_escape(r['message'][:70])} | {why(r)} |\n")
     w(f"\n## False negatives ({len(res['false_negatives'])})\n\n| where | rule | why | source line | reason |\n"
       "|---|---|---|---|---|\n")
     for r in res["false_negatives"]:
-        w(f"| {rel(r['file'])}:{r['line']} | {r['rule']} | {r['why']} | `{md_escape(r['source'])}` |  |\n")
+        w(f"| {rel(r['file'])}:{r['line']} | {r['rule']} | {r['why']} | `{md_escape(r['source'])}` | {why(r)} |\n")
     w(f"\n## expect-maybe lines, not scored ({len(res['expect_maybe'])})\n\n"
       "| where | rule | reported | source line |\n|---|---|---|---|\n")
     for r in res["expect_maybe"]:
@@ -373,6 +390,8 @@ def main(argv=None):
     ap.add_argument("--min-recall", type=float, help="exit 1 when overall recall is below this")
     ap.add_argument("--json-out", help="write the scores as JSON here")
     ap.add_argument("--markdown-out", help="write the scores, FPs and FNs as Markdown here")
+    ap.add_argument("--reasons", help="FILE:LINE:RULE<TAB>reason lines for the Markdown's reason column")
+    ap.add_argument("--header", action="append", default=[], help="extra header line for the Markdown")
     ap.add_argument("--dump-findings", help="write every finding read, as one JSON array, here")
     args = ap.parse_args(argv)
 
@@ -398,6 +417,7 @@ def main(argv=None):
             except OSError as e:
                 raise ScoreError(f"cannot read {j}: {e}")
         res = score(files, findings, static_rules())
+        reasons = load_reasons(args.reasons) if args.reasons else {}
     except ScoreError as e:
         print(f"score.py: error: {e}", file=sys.stderr)
         return 2
@@ -411,8 +431,7 @@ def main(argv=None):
             json.dump(res, fh, indent=1)
     if args.markdown_out:
         with open(args.markdown_out, "w", encoding="utf-8") as fh:
-            markdown(res, fh, [f"corpus: {len(res['files'])} files", "linter: " + (args.lint or "findings from "
-                                                                                   + ", ".join(args.findings))])
+            markdown(res, fh, args.header + [f"corpus: {len(res['files'])} files"], reasons)
 
     rc = 0
     t = res["overall"]

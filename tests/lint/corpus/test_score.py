@@ -202,13 +202,19 @@ class ScorerTest(unittest.TestCase):
         self.assertAlmostEqual(res["overall"]["precision"], 2 / 3)
         self.assertAlmostEqual(res["overall"]["recall"], 2 / 5)
         md = os.path.join(self.dir, "scores.md")
-        rc, _, _ = self.run_main([self.src, "--findings", j, "--markdown-out", md])
+        reasons = os.path.join(self.dir, "reasons.tsv")
+        with open(reasons, "w") as f:
+            f.write("# comment\nsample.cpp:6:nosync-item\tthrottle not recognised\n")
+        rc, _, _ = self.run_main([self.src, "--findings", j, "--markdown-out", md, "--reasons", reasons,
+                                  "--header", "commit: abc"])
         self.assertEqual(rc, 0)
         with open(md) as f:
             text = f.read()
         self.assertIn("| **overall** | 2 | 1 | 3 | 0.667 | 0.400 |", text)
         self.assertIn("## False positives (1)", text)
         self.assertIn("sample.cpp:6 | nosync-item | too-severe |", text)
+        self.assertIn("| throttle not recognised |", text)
+        self.assertIn("- commit: abc", text)
         self.assertIn("## False negatives (3)", text)
         rc, _, err = self.run_main([self.src, "--findings", j, "--min-precision", "0.6", "--min-recall", "0.4"])
         self.assertEqual(rc, 0)
