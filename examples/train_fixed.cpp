@@ -5,6 +5,7 @@
 //   constants built once on the device        nosync-pageable-h2d
 //   NaN check into a device flag, read late   nosync-bool-condition
 //   one multi-tensor norm + sync-free clip    nosync-launch-loop, nosync-hidden-sync
+//   multi-tensor SGD step (at::_foreach_*)    nosync-launch-loop
 //   metrics accumulated on the device         nosync-item, nosync-device-to-host
 //   no per-step synchronize                   nosync-explicit-sync
 //
@@ -27,6 +28,7 @@
 #include <optional>
 #include <string>
 
+#include "common/foreach_sgd.h"
 #include "common/residual_mlp.h"
 #include "common/synthetic_data.h"
 #include "common/train_options.h"
@@ -42,7 +44,7 @@ static int train(const examples::TrainOptions& opt) {
   ResidualMlp model(examples::kFeatures, opt.width, opt.depth, examples::kClasses);
   model->to(device);
   auto params = model->parameters();
-  torch::optim::SGD optimizer(params, torch::optim::SGDOptions(0.02).momentum(0.9));
+  examples::ForeachSgd optimizer(params, /*lr=*/0.02, /*momentum=*/0.9);
 
   auto on_device = torch::TensorOptions().device(device);
   torch::Tensor class_weight = torch::ones({examples::kClasses}, on_device);

@@ -22,11 +22,13 @@ inline std::vector<Batch> make_dataset(int64_t batches, int64_t batch_size, int6
   torch::manual_seed(seed);
   std::vector<Batch> data;
   data.reserve(batches);
-  auto opts = torch::TensorOptions().dtype(torch::kFloat).pinned_memory(pinned);
   for (int64_t b = 0; b < batches; ++b) {
-    torch::Tensor x = torch::randn({batch_size, features}).to(opts);
+    torch::Tensor x = torch::randn({batch_size, features});
     torch::Tensor y = x.narrow(1, 0, classes).argmax(1);
-    if (pinned) y = y.pin_memory();
+    if (pinned) {  // Tensor::to(options) ignores pinned_memory: pin explicitly
+      x = x.pin_memory();
+      y = y.pin_memory();
+    }
     data.push_back({x, y});
   }
   return data;
