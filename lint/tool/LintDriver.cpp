@@ -13,11 +13,9 @@
 #include "Writers.h"
 
 #include "llvm/ADT/StringSet.h"
-#include "clang-tidy/ClangTidy.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -33,40 +31,25 @@ int usageError(const llvm::Twine& message) {
   return kUsage;
 }
 
-// A --checks entry that matches no check is almost always a typo of a rule id.
-std::optional<std::string> unknownCheckGlob(llvm::StringRef globs) {
-  llvm::SmallVector<llvm::StringRef> items;
-  globs.split(items, ',', -1, /*KeepEmpty=*/false);
-  std::vector<std::string> known = clang::tidy::getCheckNames(
-      [] {
-        clang::tidy::ClangTidyOptions all = clang::tidy::ClangTidyOptions::getDefaults();
-        all.Checks = "*";
-        return all;
-      }(),
-      false);
-  for (const auto& r : rules::kRules)
-    if (r.is_static()) known.emplace_back(r.id);
-  for (llvm::StringRef item : items) {
-    item = item.trim();
-    if (item.consume_front("-")) item = item.trim();
-    if (item.empty() || item == "*") continue;
-    // Regex::escape escapes the '*' too; a glob '*' means '.*'.
-    std::string pattern = "^" + llvm::Regex::escape(item) + "$";
-    size_t pos;
-    while ((pos = pattern.find("\\*")) != std::string::npos) pattern.replace(pos, 2, ".*");
-    llvm::Regex re(pattern);
-    bool any = false;
-    for (const auto& name : known) any = any || re.match(name);
-    if (!any) return item.str();
-  }
-  return std::nullopt;
-}
-
 std::string defaultCacheDir(const std::vector<LintJob>& jobs) {
   const LintConfig& cfg = *jobs.front().config;
   llvm::SmallString<256> dir(cfg.rootDir.empty() ? projectRootFor(jobs.front().file) : cfg.rootDir);
   llvm::sys::path::append(dir, ".cache", "nosync-lint");
   return std::string(dir);
+}
+
+// The cached result when there is one, else a fresh parse (stored for next time).
+TuResult lintOrReuse(const LintJob& job, const CommandLineOverrides& overrides, ResultCache* cache) {
+  if (!cache) return lintTranslationUnit(job.file, *job.db, *job.config, overrides);
+  auto cached = cache->lookup(job, overrides);
+  if (!cached) return cache->lintAndStore(job, overrides);
+  TuResult r;
+  r.file = job.file;
+  r.config = job.config;
+  r.overrides = overrides;
+  r.errors = std::move(*cached);
+  r.fromCache = true;
+  return r;
 }
 
 // Lints every job, `jobs` at a time, printing progress when there is more
@@ -78,18 +61,7 @@ std::vector<TuResult> lintAll(const std::vector<LintJob>& jobs, const LintOption
   unsigned done = 0;
   auto lintOne = [&](size_t i) {
     const LintJob& job = jobs[i];
-    TuResult r;
-    if (auto cached = cache ? cache->lookup(job, overrides) : std::nullopt) {
-      r.file = job.file;
-      r.config = job.config;
-      r.overrides = overrides;
-      r.errors = std::move(*cached);
-      r.fromCache = true;
-    } else if (cache) {
-      r = cache->lintAndStore(job, overrides);
-    } else {
-      r = lintTranslationUnit(job.file, *job.db, *job.config, overrides);
-    }
+    TuResult r = lintOrReuse(job, overrides, cache);
     std::lock_guard<std::mutex> lock(progressMutex);
     ++done;
     if (jobs.size() > 1 && !opts.quiet) {

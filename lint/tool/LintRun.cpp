@@ -14,6 +14,7 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/VirtualFileSystem.h"
 
 #include <chrono>
@@ -160,6 +161,35 @@ std::vector<std::string> enabledChecks(const LintConfig& config, llvm::StringRef
                                        const CommandLineOverrides& overrides) {
   return clang::tidy::getCheckNames(optionsFor(config, absFile, overrides),
                                     /*AllowEnablingAnalyzerAlphaCheckers=*/false);
+}
+
+// A --checks entry that matches no check is almost always a typo of a rule id.
+std::optional<std::string> unknownCheckGlob(llvm::StringRef globs) {
+  llvm::SmallVector<llvm::StringRef> items;
+  globs.split(items, ',', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> known = clang::tidy::getCheckNames(
+      [] {
+        clang::tidy::ClangTidyOptions all = clang::tidy::ClangTidyOptions::getDefaults();
+        all.Checks = "*";
+        return all;
+      }(),
+      false);
+  for (const auto& r : rules::kRules)
+    if (r.is_static()) known.emplace_back(r.id);
+  for (llvm::StringRef item : items) {
+    item = item.trim();
+    if (item.consume_front("-")) item = item.trim();
+    if (item.empty() || item == "*") continue;
+    // Regex::escape escapes the '*' too; a glob '*' means '.*'.
+    std::string pattern = "^" + llvm::Regex::escape(item) + "$";
+    size_t pos;
+    while ((pos = pattern.find("\\*")) != std::string::npos) pattern.replace(pos, 2, ".*");
+    llvm::Regex re(pattern);
+    bool any = false;
+    for (const auto& name : known) any = any || re.match(name);
+    if (!any) return item.str();
+  }
+  return std::nullopt;
 }
 
 }  // namespace nosync::lint

@@ -8,6 +8,7 @@
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang/Tooling/CompilationDatabase.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,9 @@ void applySeverityOverrides(const LintConfig& config, std::vector<clang::tidy::C
 // The enabled check names for one file's options (empty: nothing would run).
 std::vector<std::string> enabledChecks(const LintConfig& config, llvm::StringRef absFile,
                                        const CommandLineOverrides& overrides);
+
+// The first --checks glob that matches no known check (a typo of a rule id),
+// or nullopt when every glob matches something.
+std::optional<std::string> unknownCheckGlob(llvm::StringRef globs);
 
 }  // namespace nosync::lint

@@ -104,6 +104,9 @@ expect text-min-severity-note 1 'step.cpp:6:44: remark: item\(\) in logging code
 expect fail-on-error-exits-0 0 '2 warnings' -- run_fake --fail-on=error "$P/step.cpp" "${FLAGS[@]}"
 expect no-colour-when-piped 1 '' -- run_fake --no-cache "$P/step.cpp" "${FLAGS[@]}"
 if grep -q $'\e\[' "$tmp/out"; then bad "no-escape-codes-when-piped"; else ok "no-escape-codes-when-piped"; fi
+expect colour-forced 1 $'\e\\[' -- run_fake --color "$P/step.cpp" "${FLAGS[@]}"
+expect quiet-has-no-summary 1 'warning: item' -- run_fake --quiet "$P/step.cpp" "${FLAGS[@]}"
+if grep -q '^nosync-lint: 1 file' "$tmp/out"; then bad "quiet-has-no-summary (summary printed)"; else ok "quiet-summary-absent"; fi
 
 # JSON: exactly the expected findings (NOLINT, NOLINTNEXTLINE and NOLINTBEGIN/END
 # lines 10, 12 and 14 suppressed; site-packages and -isystem headers filtered).
