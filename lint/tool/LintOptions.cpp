@@ -35,8 +35,9 @@ options:
                          change timing or semantics are on notes, never applied)
   --export-fixes=<file>  write the fixes as clang-apply-replacements YAML
   --no-cache             re-parse even files whose result is cached
-  --cache-dir=<dir>      where results are cached (default:
-                         <project root>/.cache/nosync-lint)
+  --cache-dir=<dir>      where results are cached (default: .cache/nosync-lint
+                         in the directory of the nearest .nosync.yaml, else of
+                         the enclosing git checkout)
   --color / --no-color   force colour on or off (default: on for a terminal)
   --quiet                no summary or progress lines on stderr
   --explain <rule>       print what a rule finds, why it costs, how to fix it
