@@ -117,7 +117,7 @@ HiddenSyncCheck::HiddenSyncCheck(StringRef Name, ClangTidyContext *Context)
 void HiddenSyncCheck::registerMatchers(MatchFinder *Finder) {
   using namespace torch_matchers;
   static const llvm::StringRef Ops[] = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
-                                        "_unique2", "unique_dim", "repeat_interleave", "equal", "allclose",
+                                        "_unique", "_unique2", "unique_dim", "repeat_interleave", "equal", "allclose",
                                         "is_nonzero", "where"};
   Finder->addMatcher(callExpr(anyOf(tensorMethodCall(Ops), torchFunctionCall(Ops))).bind("op"), this);
   Finder->addMatcher(callExpr(anyOf(torchFunctionCall(kCheckedLinalg),
@@ -145,7 +145,7 @@ void HiddenSyncCheck::check(const MatchFinder::MatchResult &Result) {
   std::string Key;
   if ((Call = Nodes.getNodeAs<CallExpr>("op"))) {
     Key = Call->getDirectCallee()->getName().str();
-    if (Key == "_unique2" || Key == "unique_dim")
+    if (Key == "_unique" || Key == "_unique2" || Key == "unique_dim")
       Key = "unique";
     // Conditions belong to nosync-bool-condition.
     if ((Key == "equal" || Key == "allclose" || Key == "is_nonzero") && isInControlFlowCondition(Call, Ctx))

@@ -110,10 +110,16 @@ void LaunchLoopCheck::registerMatchers(MatchFinder *Finder) {
   using namespace torch_matchers;
   auto Container = expr(hasType(tensorContainerType()));
   Finder->addMatcher(cxxForRangeStmt(hasRangeInit(Container.bind("range"))).bind("loop"), this);
-  // Index loops: params[i] / params.at(i) on a tensor container in the body.
-  auto Subscript = expr(anyOf(cxxOperatorCallExpr(hasOverloadedOperatorName("[]"), hasArgument(0, Container.bind("range"))),
-                              cxxMemberCallExpr(callee(cxxMethodDecl(hasName("at"))), on(Container.bind("range")))));
-  Finder->addMatcher(stmt(anyOf(forStmt(hasBody(hasDescendant(Subscript))), whileStmt(hasBody(hasDescendant(Subscript)))))
+  // Index loops: `for (size_t i = 0; ...; ++i) params[i]...` where the
+  // subscript is the loop's own induction variable (a loop merely
+  // containing such a loop is not one).
+  auto Induction = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsBoundNode("ivar")))));
+  auto Subscript = expr(anyOf(
+      cxxOperatorCallExpr(hasOverloadedOperatorName("[]"), hasArgument(0, Container.bind("range")),
+                          hasArgument(1, Induction)),
+      cxxMemberCallExpr(callee(cxxMethodDecl(hasName("at"))), on(Container.bind("range")), hasArgument(0, Induction))));
+  Finder->addMatcher(forStmt(hasLoopInit(declStmt(hasSingleDecl(varDecl().bind("ivar")))),
+                             hasBody(hasDescendant(Subscript)))
                          .bind("loop"),
                      this);
 }
@@ -127,8 +133,6 @@ void LaunchLoopCheck::check(const MatchFinder::MatchResult &Result) {
     Body = RF->getBody();
   else if (const auto *For = dyn_cast<ForStmt>(Loop))
     Body = For->getBody();
-  else if (const auto *While = dyn_cast<WhileStmt>(Loop))
-    Body = While->getBody();
 
   LaunchScan Scan;
   Scan.scan(Body);

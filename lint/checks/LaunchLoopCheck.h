@@ -7,8 +7,8 @@ namespace clang::tidy::nosync {
 /// nosync-launch-loop: a loop over a list of tensors that launches tensor
 /// ops per element. Loops are range-for over parameters(),
 /// named_parameters(), buffers(), std::vector<Tensor>, TensorList or
-/// c10::List<Tensor>, and index loops (for/while) that subscript such a
-/// container. The body must launch kernels: reductions (sum, norm), in-place
+/// c10::List<Tensor>, and index for-loops that subscript such a container
+/// with their induction variable. The body must launch kernels: reductions (sum, norm), in-place
 /// scaling/clamping, hand-written optimizer updates. Not flagged: bodies that
 /// only read metadata (numel, sizes, defined), set flags (requires_grad_),
 /// call torch::nn::init, or loops that run once (constructors, setup

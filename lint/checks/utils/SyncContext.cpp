@@ -29,6 +29,16 @@ const FunctionDecl *normalize(const FunctionDecl *F) {
   return F->getCanonicalDecl();
 }
 
+struct CallerHeat {
+  llvm::DenseSet<const FunctionDecl *> Hot;
+  llvm::DenseSet<const FunctionDecl *> RarelyCalled;
+  llvm::DenseSet<const FunctionDecl *> CalledOnce;
+};
+
+bool containsRemainder(const Stmt *S);
+bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx);
+bool isOneOffFunction(const FunctionDecl *F);
+
 // Records, for every call in user code, the caller, the callee and whether
 // the call sits in a loop; then closes the "called from a loop" set over the
 // call graph.
@@ -45,12 +55,13 @@ public:
     if (!F || !F->doesThisDeclarationHaveABody())
       return RecursiveASTVisitor::TraverseDecl(D);
     const FunctionDecl *SavedFn = CurrentFn;
-    unsigned SavedDepth = LoopDepth;
+    unsigned SavedDepth = LoopDepth, SavedThrottle = ThrottleDepth;
     CurrentFn = normalize(F);
-    LoopDepth = 0;
+    LoopDepth = ThrottleDepth = 0;
     bool Result = RecursiveASTVisitor::TraverseDecl(D);
     CurrentFn = SavedFn;
     LoopDepth = SavedDepth;
+    ThrottleDepth = SavedThrottle;
     return Result;
   }
 
@@ -58,12 +69,13 @@ public:
     // A lambda body is its own function for the call graph; calls inside it
     // are attributed to its call operator, which the enclosing code calls.
     const FunctionDecl *SavedFn = CurrentFn;
-    unsigned SavedDepth = LoopDepth;
+    unsigned SavedDepth = LoopDepth, SavedThrottle = ThrottleDepth;
     CurrentFn = normalize(L->getCallOperator());
-    LoopDepth = 0;
+    LoopDepth = ThrottleDepth = 0;
     bool Result = RecursiveASTVisitor::TraverseLambdaExpr(L);
     CurrentFn = SavedFn;
     LoopDepth = SavedDepth;
+    ThrottleDepth = SavedThrottle;
     return Result;
   }
 
@@ -85,6 +97,17 @@ public:
     --LoopDepth;
     return true;
   }
+  bool TraverseIfStmt(IfStmt *S) {
+    TraverseStmt(S->getInit());
+    TraverseStmt(S->getConditionVariableDeclStmt());
+    TraverseStmt(S->getCond());
+    bool Throttles = containsRemainder(S->getCond());
+    ThrottleDepth += Throttles;
+    TraverseStmt(S->getThen());
+    ThrottleDepth -= Throttles;
+    TraverseStmt(S->getElse());
+    return true;
+  }
   bool TraverseWhileStmt(WhileStmt *S) { return inLoop([&] { return RecursiveASTVisitor::TraverseWhileStmt(S); }); }
   bool TraverseDoStmt(DoStmt *S) { return inLoop([&] { return RecursiveASTVisitor::TraverseDoStmt(S); }); }
 
@@ -92,26 +115,55 @@ public:
     if (!CurrentFn)
       return true;
     for (const FunctionDecl *Callee : calleesOf(Call))
-      Edges.push_back({CurrentFn, Callee, LoopDepth > 0});
+      Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0});
     return true;
   }
 
-  llvm::DenseSet<const FunctionDecl *> hotFunctions() const {
-    llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const FunctionDecl *, 4>> Calls;
+  /// Splits the functions of the TU by how their call sites run. `IsCold`
+  /// says which callers run rarely by themselves (tests, setup/export).
+  template <typename ColdCallerFn> CallerHeat classify(ColdCallerFn IsColdCaller) const {
+    CallerHeat H;
+    llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const Edge *, 4>> Incoming;
+    for (const Edge &E : Edges)
+      Incoming[E.Callee].push_back(&E);
+
+    // Hot: called from a loop that is neither throttled nor in rarely-run
+    // code, or called (unthrottled) from hot code.
     llvm::SmallVector<const FunctionDecl *, 32> Work;
-    llvm::DenseSet<const FunctionDecl *> Hot;
-    for (const Edge &E : Edges) {
-      Calls[E.Caller].push_back(E.Callee);
-      if (E.InLoop && Hot.insert(E.Callee).second)
+    for (const Edge &E : Edges)
+      if (E.InLoop && !E.Throttled && !IsColdCaller(E.Caller) && H.Hot.insert(E.Callee).second)
         Work.push_back(E.Callee);
-    }
     while (!Work.empty()) {
       const FunctionDecl *F = Work.pop_back_val();
-      for (const FunctionDecl *Callee : Calls.lookup(F))
-        if (Hot.insert(Callee).second)
-          Work.push_back(Callee);
+      for (const Edge &E : Edges)
+        if (E.Caller == F && !E.Throttled && H.Hot.insert(E.Callee).second)
+          Work.push_back(E.Callee);
     }
-    return Hot;
+
+    // RarelyCalled: every call site is throttled, in a test or in setup
+    // code, or in another rarely-called function; loops inside them too.
+    // CalledOnce: every call site is straight-line code of main() or of
+    // another called-once function; their straight-line code runs once.
+    auto Fixpoint = [&](llvm::DenseSet<const FunctionDecl *> &Set, auto EdgeQualifies) {
+      for (bool Changed = true; Changed;) {
+        Changed = false;
+        for (const auto &[Callee, In] : Incoming) {
+          if (H.Hot.contains(Callee) || Set.contains(Callee))
+            continue;
+          if (llvm::all_of(In, EdgeQualifies))
+            Changed |= Set.insert(Callee).second;
+        }
+      }
+    };
+    auto RareEdge = [&](const Edge *E) {
+      return E->Throttled || IsColdCaller(E->Caller) || H.RarelyCalled.contains(E->Caller);
+    };
+    Fixpoint(H.RarelyCalled, RareEdge);
+    Fixpoint(H.CalledOnce, [&](const Edge *E) {
+      return RareEdge(E) ||
+             (!E->InLoop && (E->Caller->isMain() || H.CalledOnce.contains(E->Caller)));
+    });
+    return H;
   }
 
 private:
@@ -119,6 +171,7 @@ private:
     const FunctionDecl *Caller;
     const FunctionDecl *Callee;
     bool InLoop;
+    bool Throttled;
   };
 
   template <typename Fn> bool inLoop(Fn Traverse) {
@@ -153,6 +206,7 @@ private:
   ASTContext &Ctx;
   const FunctionDecl *CurrentFn = nullptr;
   unsigned LoopDepth = 0;
+  unsigned ThrottleDepth = 0;
   std::vector<Edge> Edges;
 };
 
@@ -232,6 +286,45 @@ bool isOneOffFunction(const FunctionDecl *F) {
   return false;
 }
 
+// A call that trains: Tensor::backward() or a torch::optim optimizer's
+// step(). Looked for directly and one call deep (a train() helper).
+bool trains(const Stmt *S, int Depth = 0) {
+  if (!S)
+    return false;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
+    const CXXMethodDecl *M = MC->getMethodDecl();
+    if (M && M->getDeclName().isIdentifier()) {
+      std::string Cls = M->getParent()->getQualifiedNameAsString();
+      if (M->getName() == "backward" && (Cls == "at::Tensor" || Cls == "at::TensorBase"))
+        return true;
+      if (M->getName() == "step" && llvm::StringRef(Cls).starts_with("torch::optim::"))
+        return true;
+    }
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(S); Call && Depth == 0)
+    if (const FunctionDecl *F = Call->getDirectCallee(); F && F->hasBody() && !isa<CXXMethodDecl>(F))
+      if (trains(F->getBody(), Depth + 1))
+        return true;
+  return llvm::any_of(S->children(), [&](const Stmt *C) { return trains(C, Depth); });
+}
+
+// Is `Loop` a loop of main() that runs after training is over (the final
+// evaluation): it does not train itself, and an earlier statement of the
+// same block did.
+bool followsTrainingLoop(const Stmt *Loop, ASTContext &Ctx) {
+  DynTypedNodeList Parents = Ctx.getParents(*Loop);
+  const auto *Block = Parents.empty() ? nullptr : Parents[0].get<CompoundStmt>();
+  if (!Block || trains(Loop))
+    return false;
+  for (const Stmt *Before : Block->body()) {
+    if (Before == Loop)
+      return false;
+    if (trains(Before))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string SyncContext::describe() const {
@@ -247,6 +340,8 @@ std::string SyncContext::describe() const {
     return "in test code";
   case ContextKind::OneOff:
     return "in one-off setup/export code";
+  case ContextKind::RarelyCalled:
+    return "in code called only from throttled, test or one-off code";
   case ContextKind::Plain:
     return "";
   }
@@ -275,15 +370,37 @@ bool SyncContextAnalyzer::isCalledFromLoop(const FunctionDecl *F, ASTContext &Ct
   return HotFunctions.contains(normalize(F));
 }
 
+bool SyncContextAnalyzer::isRarelyCalled(const FunctionDecl *F, ASTContext &Ctx) {
+  if (BuiltFor != &Ctx)
+    buildCallGraph(Ctx);
+  return RarelyCalledFunctions.contains(normalize(F));
+}
+
+bool SyncContextAnalyzer::isCalledOnce(const FunctionDecl *F, ASTContext &Ctx) {
+  if (BuiltFor != &Ctx)
+    buildCallGraph(Ctx);
+  return CalledOnceFunctions.contains(normalize(F));
+}
+
 void SyncContextAnalyzer::buildCallGraph(ASTContext &Ctx) {
   CallGraphBuilder Builder(Ctx);
   Builder.TraverseDecl(Ctx.getTranslationUnitDecl());
-  HotFunctions = Builder.hotFunctions();
+  llvm::DenseMap<const FunctionDecl *, bool> ColdCaller;
+  CallerHeat Heat = Builder.classify([&](const FunctionDecl *F) {
+    auto [It, Inserted] = ColdCaller.try_emplace(F, false);
+    if (Inserted)
+      It->second = isTestFunction(F, Ctx) || isOneOffFunction(F);
+    return It->second;
+  });
+  HotFunctions = std::move(Heat.Hot);
+  RarelyCalledFunctions = std::move(Heat.RarelyCalled);
+  CalledOnceFunctions = std::move(Heat.CalledOnce);
   BuiltFor = &Ctx;
 }
 
 SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
   bool InLoop = false, Throttled = false, InHotLambda = false;
+  const Stmt *OutermostLoop = nullptr;
   const FunctionDecl *Fn = nullptr;
   DynTypedNode Child = DynTypedNode::create(*S);
   while (!Fn) {
@@ -300,8 +417,10 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
         Fn = F;
     } else if (const auto *St = P.get<Stmt>()) {
       const Stmt *C = Child.get<Stmt>();
-      if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(St) && isIteratedPart(St, C))
+      if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(St) && isIteratedPart(St, C)) {
         InLoop = true;
+        OutermostLoop = St;
+      }
       if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && containsRemainder(If->getCond()))
         Throttled = true;
     }
@@ -317,13 +436,18 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
   else if (Throttled)
     Result.Kind = ContextKind::Throttled;
   else if (Fn && !Hot && isOneOffFunction(Fn))
-    Result.Kind = ContextKind::OneOff;
+    Result.Kind = ContextKind::OneOff;  // loops inside run once too
+  else if (Fn && !Hot && isRarelyCalled(Fn, Ctx))
+    Result.Kind = ContextKind::RarelyCalled;
+  else if (InLoop && OutermostLoop && Fn && (IsMain || isCalledOnce(Fn, Ctx)) &&
+           followsTrainingLoop(OutermostLoop, Ctx))
+    Result.Kind = ContextKind::OneOff;  // the final evaluation after training
   else if (InLoop)
     Result.Kind = ContextKind::InLoop;
   else if (Hot)
     Result.Kind = ContextKind::CalledFromLoop;
-  else if (IsMain)
-    Result.Kind = ContextKind::OneOff;  // main() outside its loops runs once
+  else if (IsMain || (Fn && isCalledOnce(Fn, Ctx)))
+    Result.Kind = ContextKind::OneOff;  // straight-line code that runs once
   return Result;
 }
 

@@ -20,7 +20,10 @@ enum class ContextKind {
   Plain,           // nothing known: the catalog's default severity
   Throttled,       // under `if (step % N == 0)`: runs every N-th iteration
   TestCode,        // a GoogleTest/doctest/Catch2 test body
-  OneOff,          // setup, teardown, export, or main() outside its loops
+  OneOff,          // setup/teardown/export, main() outside its loops, or a
+                   // loop in main() after the training loop (final evaluation)
+  RarelyCalled,    // in a function whose every caller is throttled, test or
+                   // one-off code (its loops included)
 };
 
 struct SyncContext {
@@ -31,7 +34,7 @@ struct SyncContext {
   /// Throttled, test and one-off code: reported as a remark, or silenced.
   bool isLowSeverity() const {
     return Kind == ContextKind::Throttled || Kind == ContextKind::TestCode ||
-           Kind == ContextKind::OneOff;
+           Kind == ContextKind::OneOff || Kind == ContextKind::RarelyCalled;
   }
   bool isHot() const { return Kind == ContextKind::InLoop || Kind == ContextKind::CalledFromLoop; }
   /// A short phrase for the diagnostic, e.g. "inside a loop"; "" for Plain.
@@ -55,11 +58,23 @@ public:
   /// somewhere in this TU, directly or through other such functions.
   bool isCalledFromLoop(const FunctionDecl *F, ASTContext &Ctx);
 
+  /// True when every call of the function in this TU is in rarely-run code:
+  /// throttled (`if (step % N == 0)`), a test body, setup/export code, or
+  /// another such function. Its loops run rarely too.
+  bool isRarelyCalled(const FunctionDecl *F, ASTContext &Ctx);
+
+  /// True when every call is straight-line code of main() (or of another
+  /// such function): its own straight-line code runs once; its loops are
+  /// still loops (a train() called once from main holds the hot loop).
+  bool isCalledOnce(const FunctionDecl *F, ASTContext &Ctx);
+
 private:
   void buildCallGraph(ASTContext &Ctx);
 
   const ASTContext *BuiltFor = nullptr;
   llvm::DenseSet<const FunctionDecl *> HotFunctions;
+  llvm::DenseSet<const FunctionDecl *> RarelyCalledFunctions;
+  llvm::DenseSet<const FunctionDecl *> CalledOnceFunctions;
 };
 
 }  // namespace clang::tidy::nosync

@@ -2,6 +2,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -222,13 +223,38 @@ DeviceKind factoryPlacement(const CallExpr *Call, const ASTContext &Ctx) {
   return DeviceKind::Cpu;  // no options parameter at all: the CPU
 }
 
-DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth) {
+DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple = false);
+
+// The placement shared by every tensor among `Args`; Unknown when they
+// disagree or none is a tensor.
+template <typename Range> DeviceKind commonPlacement(Range Args, ASTContext &Ctx, int Depth) {
+  std::optional<DeviceKind> Common;
+  for (const Expr *Arg : Args) {
+    if (!isTensorType(Arg->getType()))
+      continue;
+    DeviceKind K = placementImpl(Arg, Ctx, Depth + 1);
+    if (Common && *Common != K)
+      return DeviceKind::Unknown;
+    Common = K;
+  }
+  return Common.value_or(DeviceKind::Unknown);
+}
+
+DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple) {
   E = strip(E);
   if (!E || Depth > 12)
     return DeviceKind::Unknown;
+  // t[i], a > b, a * b: computed where the tensor operands live.
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+    if (!isTensorType(Op->getType()) || Op->getOperator() == OO_Equal)
+      return DeviceKind::Unknown;
+    return commonPlacement(Op->arguments(), Ctx, Depth);
+  }
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
     llvm::StringRef Name = tensorMethodName(MC);
-    if (Name.empty() || !isTensorType(MC->getType()))
+    // Tuple-returning ops (max(dim), sort) reach here through structured
+    // bindings; they are placed like tensor-returning ones.
+    if (Name.empty() || !(isTensorType(MC->getType()) || AllowTuple))
       return DeviceKind::Unknown;
     if (Name == "cpu" || Name == "pin_memory")
       return DeviceKind::Cpu;
@@ -250,23 +276,20 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth) {
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     const FunctionDecl *F = Call->getDirectCallee();
-    if (!isTorchFunction(F) || !isTensorType(Call->getType()))
+    if (!isTorchFunction(F) || !(isTensorType(Call->getType()) || AllowTuple))
       return DeviceKind::Unknown;
     if (isPlacingFactory(F->getName()))
       return factoryPlacement(Call, Ctx);
     // Other ATen functions compute where their tensor inputs live.
-    std::optional<DeviceKind> Common;
-    for (const Expr *Arg : Call->arguments()) {
-      if (!isTensorType(Arg->getType()))
-        continue;
-      DeviceKind K = placementImpl(Arg, Ctx, Depth + 1);
-      if (Common && *Common != K)
-        return DeviceKind::Unknown;
-      Common = K;
-    }
-    return Common.value_or(DeviceKind::Unknown);
+    return commonPlacement(Call->arguments(), Ctx, Depth);
   }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    // auto [values, indices] = t.max(-1): placed like the decomposed call.
+    if (const auto *B = dyn_cast<BindingDecl>(DRE->getDecl())) {
+      const auto *D = dyn_cast_or_null<VarDecl>(B->getDecomposedDecl());
+      return D && D->getInit() ? placementImpl(D->getInit(), Ctx, Depth + 1, /*AllowTuple=*/true)
+                               : DeviceKind::Unknown;
+    }
     const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
     if (!V || !V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit())
       return DeviceKind::Unknown;

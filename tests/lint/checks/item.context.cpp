@@ -1,0 +1,89 @@
+// Fixture for the context rules every nosync check shares (utils/SyncContext),
+// exercised through nosync-item: test bodies, throttled and one-off callers.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+// doctest and Catch2 register tests through a TEST_CASE macro; they are not
+// installed here, but the context rule only looks at the macro the user wrote.
+#define NOSYNC_CAT2(a, b) a##b
+#define NOSYNC_CAT(a, b) NOSYNC_CAT2(a, b)
+#define TEST_CASE(name) static void NOSYNC_CAT(doctest_anon_func_, __LINE__)()
+
+// Called only under `if (step % N == 0)`: rare, its loop included.
+float estimate_loss(torch::nn::Linear& model, const torch::Tensor& x) {
+  float total = 0;
+  for (int i = 0; i < 10; ++i) {
+    total += model->forward(x).sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:38: remark: 'item()' in code called only from throttled, test or one-off code: {{.*}} [nosync-item]
+  }
+  return total / 10;
+}
+
+// Called from a test body only.
+float read_back(const torch::Tensor& t) {
+  return t.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: remark: 'item()' in code called only from throttled, test or one-off code: {{.*}} [nosync-item]
+}
+
+// Called once, straight-line, from main(): its straight-line code runs once,
+// its loop is still a loop.
+void train(torch::nn::Linear& model, const torch::Tensor& x) {
+  for (int step = 0; step < 100; ++step) {
+    auto loss = model->forward(x).sum();
+    float value = loss.item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: 'item()' inside a loop: {{.*}} [nosync-item]
+    if (step % 50 == 0) {
+      float eval = estimate_loss(model, x);
+      (void)eval;
+    }
+    (void)value;
+  }
+  float final_loss = model->forward(x).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:46: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+  (void)final_loss;
+}
+
+TEST(Training, LossIsFinite) {
+  auto x = torch::randn({4, 3}, torch::kCUDA);
+  float v = x.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:21: remark: 'item()' in test code: {{.*}} [nosync-item]
+  EXPECT_GT(read_back(x), -1e9f);
+  EXPECT_FALSE(std::isnan(v));
+}
+
+class TrainerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    weights = torch::randn({3}, torch::kCUDA);
+    initial_norm = weights.norm().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:35: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+  }
+  torch::Tensor weights;
+  float initial_norm = 0;
+};
+
+TEST_F(TrainerTest, StepsStayFinite) {
+  float sum = 0;
+  for (int i = 0; i < 3; ++i) {
+    sum += weights.sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:26: remark: 'item()' in test code: {{.*}} [nosync-item]
+  }
+  EXPECT_FALSE(std::isnan(sum));
+}
+
+TEST_CASE("doctest-style test body") {
+  auto t = torch::ones({2}, torch::kCUDA);
+  float s = t.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:21: remark: 'item()' in test code: {{.*}} [nosync-item]
+  (void)s;
+}
+
+int main(int argc, char** argv) {
+  torch::nn::Linear model(3, 1);
+  auto x = torch::randn({8, 3}, torch::kCUDA);
+  train(model, x);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
