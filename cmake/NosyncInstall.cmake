@@ -33,6 +33,7 @@ if(TARGET nosync_sanitizer)
   if(NOSYNC_RUN)
     install(PROGRAMS "${NOSYNC_RUN}" DESTINATION "${CMAKE_INSTALL_BINDIR}")
   endif()
+  install(PROGRAMS "${PROJECT_SOURCE_DIR}/sanitizer/tools/nosync-merge" DESTINATION "${CMAKE_INSTALL_BINDIR}")
   list(APPEND _exported sanitizer)
 endif()
 

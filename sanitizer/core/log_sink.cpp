@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace nosync::san {
@@ -24,11 +26,25 @@ bool write_all(int fd, const std::string& s) {
   }
   return true;
 }
+// Distributed launchers (torchrun, mpirun, srun) put each process's rank in
+// the environment; naming it in the file lets a merge step line ranks up.
+// Only a plain number is taken, so the variable cannot steer the path.
+std::string rank_from_environment() {
+  for (const char* var : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    const char* v = std::getenv(var);
+    if (!v || !*v) continue;
+    bool digits = true;
+    for (const char* c = v; *c; ++c) digits = digits && std::isdigit(static_cast<unsigned char>(*c));
+    if (digits) return v;
+  }
+  return "";
+}
 }  // namespace
 
 std::string LogSink::current_path() const {
   if (is_stream()) return path_;
-  return path_ + "." + std::to_string(::getpid());
+  const std::string rank = rank_from_environment();
+  return path_ + (rank.empty() ? "" : ".rank" + rank) + "." + std::to_string(::getpid());
 }
 
 bool LogSink::write(const std::string& text) const {

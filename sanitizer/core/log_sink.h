@@ -1,7 +1,9 @@
 // Where reports go: stderr, stdout, or "<log_path>.<pid>" — one file per
 // process, like compiler-rt's log_path, so DataLoader workers and the parent
 // never interleave. The pid is read at each write, so a forked child writes
-// its own file.
+// its own file. Under a distributed launcher the rank comes first:
+// "<log_path>.rank<R>.<pid>" (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or
+// SLURM_PROCID), which is what tools/nosync-merge reads.
 #pragma once
 
 #include <string>

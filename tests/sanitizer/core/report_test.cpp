@@ -6,9 +6,14 @@
 
 #include <cctype>
 #include <cstring>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -175,7 +180,42 @@ TEST(ReportTrace, SliceBufferIsBounded) {
   EXPECT_EQ(r.trace_dropped, 1u);
 }
 
+// Clears the launcher rank variables for one test and restores them after.
+class RankEnvironment {
+ public:
+  RankEnvironment() {
+    for (const char* var : kVars) {
+      const char* v = std::getenv(var);
+      saved_.emplace_back(var, v ? std::optional<std::string>(v) : std::nullopt);
+      ::unsetenv(var);
+    }
+  }
+  ~RankEnvironment() {
+    for (const auto& [var, value] : saved_) {
+      if (value) ::setenv(var, value->c_str(), 1);
+      else ::unsetenv(var);
+    }
+  }
+
+ private:
+  static constexpr const char* kVars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
+};
+
+TEST(LogSink, NamesTheRankFromTheLauncherEnvironment) {
+  RankEnvironment env;
+  const std::string pid = std::to_string(::getpid());
+  EXPECT_EQ(LogSink("/tmp/run").current_path(), "/tmp/run." + pid);
+  ::setenv("SLURM_PROCID", "5", 1);
+  EXPECT_EQ(LogSink("/tmp/run").current_path(), "/tmp/run.rank5." + pid);
+  ::setenv("RANK", "3", 1);  // torchrun's RANK wins over the others
+  EXPECT_EQ(LogSink("/tmp/run").current_path(), "/tmp/run.rank3." + pid);
+  ::setenv("RANK", "../3", 1);  // not a number: ignored, the next variable is used
+  EXPECT_EQ(LogSink("/tmp/run").current_path(), "/tmp/run.rank5." + pid);
+}
+
 TEST(LogSink, WritesOneFilePerProcessNamedWithThePid) {
+  RankEnvironment env;
   const std::string prefix = ::testing::TempDir() + "/nosync_log_sink_test";
   LogSink sink(prefix);
   const std::string expected = prefix + "." + std::to_string(::getpid());
