@@ -26,7 +26,8 @@ bool isMetadataMethod(StringRef Name) {
       "data_ptr", "const_data_ptr", "mutable_data_ptr", "strides", "stride", "element_size", "itemsize",
       "nbytes", "is_contiguous", "layout", "storage", "use_count", "is_same", "get_device", "retain_grad",
       "register_hook", "grad_fn", "output_nr", "_version", "is_floating_point", "is_complex", "has_names",
-      "is_sparse", "is_pinned", "is_set_to", "sym_sizes", "sym_numel", "item"};
+      "is_sparse", "is_pinned", "is_set_to", "sym_sizes", "sym_numel", "item",
+      "reset"};  // TensorBase::reset drops the reference: set-to-none zero_grad
   return Names.contains(Name);
 }
 

@@ -54,6 +54,7 @@ void train(Net& model, const torch::Tensor& x) {
       if (!p.grad().defined()) continue;
     }
     for (auto& p : model->parameters()) p.requires_grad_(true);
+    for (auto& p : params) p.mutable_grad().reset();  // zero_grad(set_to_none): drops references only
     // Not a tensor list.
     std::vector<int> sizes{1, 2, 3};
     for (int s : sizes) count += s;
