@@ -54,25 +54,25 @@ public:
     const auto *F = dyn_cast<FunctionDecl>(D);
     if (!F || !F->doesThisDeclarationHaveABody())
       return RecursiveASTVisitor::TraverseDecl(D);
-    const FunctionDecl *SavedFn = CurrentFn;
-    unsigned SavedDepth = LoopDepth, SavedThrottle = ThrottleDepth;
-    CurrentFn = normalize(F);
-    LoopDepth = ThrottleDepth = 0;
-    bool Result = RecursiveASTVisitor::TraverseDecl(D);
-    CurrentFn = SavedFn;
-    LoopDepth = SavedDepth;
-    ThrottleDepth = SavedThrottle;
-    return Result;
+    return traverseAsFunction(F, [&] { return RecursiveASTVisitor::TraverseDecl(D); });
   }
 
   bool TraverseLambdaExpr(LambdaExpr *L) {
     // A lambda body is its own function for the call graph; calls inside it
     // are attributed to its call operator, which the enclosing code calls.
+    return traverseAsFunction(L->getCallOperator(),
+                              [&] { return RecursiveASTVisitor::TraverseLambdaExpr(L); });
+  }
+
+  // Runs `Traverse` with `F` as the current caller and loop/throttle depth
+  // reset: a function body starts outside any loop of its callers.
+  template <class TraverseFn>
+  bool traverseAsFunction(const FunctionDecl *F, TraverseFn Traverse) {
     const FunctionDecl *SavedFn = CurrentFn;
     unsigned SavedDepth = LoopDepth, SavedThrottle = ThrottleDepth;
-    CurrentFn = normalize(L->getCallOperator());
+    CurrentFn = normalize(F);
     LoopDepth = ThrottleDepth = 0;
-    bool Result = RecursiveASTVisitor::TraverseLambdaExpr(L);
+    bool Result = Traverse();
     CurrentFn = SavedFn;
     LoopDepth = SavedDepth;
     ThrottleDepth = SavedThrottle;
