@@ -34,8 +34,8 @@ struct MetricAccumulator::Impl {
   uint64_t latest_ticket = 0;
   std::optional<Values> latest;
 
-  Impl(c10::Device d, int slots) : device(detail::resolve_device(d)), ring(static_cast<size_t>(slots)) {
-    TORCH_CHECK(slots >= 1, "MetricAccumulator: readback_slots must be >= 1");
+  Impl(c10::Device d, int slots)
+      : device(detail::resolve_device(d)), ring(detail::checked_slots(slots, "MetricAccumulator: readback_slots")) {
     grow(8);
     if (device.is_cuda()) {
       c10::cuda::CUDAGuard guard(device);
@@ -101,10 +101,15 @@ MetricAccumulator::~MetricAccumulator() = default;
 void MetricAccumulator::add(const std::string& name, const at::Tensor& value) {
   TORCH_CHECK(value.defined() && value.numel() == 1, "MetricAccumulator::add(\"", name,
               "\"): expected a one-element tensor, got ", value.defined() ? value.sizes() : at::IntArrayRef{});
+  TORCH_CHECK(!value.is_complex(), "MetricAccumulator::add(\"", name, "\"): value has dtype ", value.scalar_type(),
+              "; expected a real, integer or bool value");
   TORCH_CHECK(value.device() == impl_->device, "MetricAccumulator::add(\"", name, "\"): value is on ", value.device(),
               " but the accumulator is on ", impl_->device);
   const size_t i = impl_->slot_of(name);
-  impl_->views[i].add_(value.dim() == 0 ? value : value.reshape({}));
+  // Detached: an in-place add of a value that requires grad would make the
+  // sums part of every step's autograd graph and keep those graphs alive.
+  const at::Tensor v = value.detach();
+  impl_->views[i].add_(v.dim() == 0 ? v : v.reshape({}));
   ++impl_->counts[i];
 }
 

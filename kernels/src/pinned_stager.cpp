@@ -22,9 +22,9 @@ struct PinnedStager::Impl {
   std::vector<Slot> ring;
   size_t next = 0;
 
-  Impl(c10::Device d, int slots) : device(detail::resolve_device(d)), ring(static_cast<size_t>(slots)) {
+  Impl(c10::Device d, int slots)
+      : device(detail::resolve_device(d)), ring(detail::checked_slots(slots, "PinnedStager: slots")) {
     TORCH_CHECK(device.is_cuda(), "PinnedStager: device must be a CUDA device, got ", device);
-    TORCH_CHECK(slots >= 1, "PinnedStager: slots must be >= 1");
     c10::cuda::CUDAGuard guard(device);
     for (auto& s : ring) C10_CUDA_CHECK(cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
   }

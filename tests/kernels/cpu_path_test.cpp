@@ -176,4 +176,40 @@ TEST(KernelsCpu, MetricAccumulatorAveragesNamedValues) {
   EXPECT_THROW(m.add("loss", at::ones({2})), c10::Error);
 }
 
+// add() must not tie the sums into the value's autograd graph: an in-place
+// add of a value that requires grad would keep every step's graph alive.
+TEST(KernelsCpu, MetricAccumulatorDetachesValuesThatRequireGrad) {
+  nk::MetricAccumulator m(kCpu);
+  std::weak_ptr<torch::autograd::Node> graph;
+  {
+    const at::Tensor w = at::ones({3}).set_requires_grad(true);
+    const at::Tensor loss = (w * 2).sum();  // 6, with a grad_fn
+    graph = loss.grad_fn();
+    ASSERT_FALSE(graph.expired());
+    m.add("loss", loss);
+  }
+  EXPECT_TRUE(graph.expired()) << "the accumulator keeps the value's autograd graph alive";
+  EXPECT_EQ(m.read().at("loss"), 6.0);
+}
+
+TEST(KernelsCpu, StatefulHelpersRejectBadArguments) {
+  auto message_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const c10::Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message_of([] { nk::MetricAccumulator m(kCpu, -1); }).find("readback_slots must be >= 1, got -1"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { nk::MetricAccumulator m(kCpu, 0); }).find("readback_slots must be >= 1, got 0"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { nk::PinnedStager s(kCpu, -5); }).find("slots must be >= 1, got -5"), std::string::npos);
+  EXPECT_NE(message_of([] { nk::PinnedStager s(kCpu); }).find("must be a CUDA device, got cpu"), std::string::npos);
+  nk::MetricAccumulator m(kCpu);
+  EXPECT_NE(message_of([&] { m.add("z", at::ones({}, at::kComplexFloat)); }).find("has dtype ComplexFloat"),
+            std::string::npos);
+}
+
 }  // namespace

@@ -112,8 +112,9 @@ class MetricAccumulator {
   MetricAccumulator(const MetricAccumulator&) = delete;
   MetricAccumulator& operator=(const MetricAccumulator&) = delete;
 
-  // Adds a one-element tensor (any dtype, on this accumulator's device) to
-  // the running sum of `name`.
+  // Adds a one-element tensor (any real, integer or bool dtype, on this
+  // accumulator's device) to the running sum of `name`. The value is detached:
+  // the sums never join an autograd graph.
   void add(const std::string& name, const at::Tensor& value);
   // Non-blocking: starts a readback of the current sums if a slot is free, and
   // returns the newest readback that has already completed (nullopt if none
