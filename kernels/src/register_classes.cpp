@@ -22,9 +22,8 @@ namespace {
 
 namespace nk = nosync::kernels;
 
-// TorchScript ints are 64-bit; the C++ constructors take int. Out-of-range
-// values are refused here rather than truncated (or, for negative values,
-// turned into a huge ring size by the C++ constructor before its own check).
+// TorchScript ints are 64-bit; the C++ constructors take int. Values beyond
+// int are refused here rather than truncated.
 int slot_count(int64_t v, const char* what) {
   TORCH_CHECK(v >= 1 && v <= INT_MAX, what, " must be between 1 and ", INT_MAX, ", got ", v);
   return static_cast<int>(v);
@@ -41,13 +40,8 @@ struct MetricAccumulatorHolder : torch::CustomClassHolder {
   MetricAccumulatorHolder(const std::string& device, int64_t readback_slots)
       : acc(c10::Device(device), slot_count(readback_slots, "MetricAccumulator: readback_slots")) {}
 
-  // Metrics never carry autograd history. From Python, add("loss", loss)
-  // without .detach() is the natural call; an in-place add of a tensor that
-  // requires grad would chain every step's graph onto the accumulator's sums
-  // and keep them all alive.
-  void add(const std::string& name, const at::Tensor& value) {
-    acc.add(name, value.defined() ? value.detach() : value);
-  }
+  // add("loss", loss) without .detach() is fine: the C++ add() detaches.
+  void add(const std::string& name, const at::Tensor& value) { acc.add(name, value); }
   std::optional<c10::Dict<std::string, double>> poll() {
     auto v = acc.poll();
     if (!v) return std::nullopt;
