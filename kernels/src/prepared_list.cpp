@@ -17,6 +17,24 @@ struct PreparedState {
   c10::Device device{c10::kCPU};
   at::ScalarType dtype = at::kFloat;
   std::shared_ptr<UploadedPlan> plan;  // CUDA lists only
+  // grads_of(): for each tensor taken as a parameter's .grad(), its index in
+  // `tensors` and the parameter's index in the caller's list.
+  std::vector<std::pair<int32_t, int32_t>> param_grads;
+
+  // A parameter's gradient is referenced by the parameter and by this list.
+  // When only this list is left holding it, the parameter has let it go:
+  // zero_grad() with set_to_none (LibTorch's default) or a new .grad(). The
+  // list would then clip last step's gradients and leave this step's alone,
+  // silently, so it refuses. One reference count read per gradient.
+  void check_grads_still_held() const {
+    for (const auto& [k, param] : param_grads) {
+      if (C10_UNLIKELY(tensors[static_cast<size_t>(k)].use_count() == 1))
+        TORCH_CHECK(false, "nosync::kernels::PreparedList: the gradient of tensors[", param,
+                    "] was replaced or dropped since the list was prepared (zero_grad() sets gradients to none by "
+                    "default). Zero them in place (zero_grad(/*set_to_none=*/false)), prepare again after "
+                    "backward(), or call nosync::kernels::clip_grad_norm_(params) each step");
+    }
+  }
 
   // The device plan on the current stream. The upload was enqueued on the
   // stream current at construction; any other stream waits for it on the
@@ -51,9 +69,14 @@ std::shared_ptr<PreparedState> prepare(at::TensorList list, Select select) {
     if (select == Select::kTensors) {
       s->tensors.push_back(t);
     } else {
-      const at::Tensor& gr = t.unsafeGetTensorImpl()->autograd_meta() ? t.unsafeGetTensorImpl()->grad() : t;
-      if (gr.defined()) s->tensors.push_back(gr);
-      else if (!t.requires_grad()) s->tensors.push_back(t);
+      const bool has_meta = t.unsafeGetTensorImpl()->autograd_meta() != nullptr;
+      const at::Tensor& gr = has_meta ? t.unsafeGetTensorImpl()->grad() : t;
+      if (gr.defined()) {
+        if (has_meta) s->param_grads.emplace_back(static_cast<int32_t>(s->tensors.size()), static_cast<int32_t>(i));
+        s->tensors.push_back(gr);
+      } else if (!t.requires_grad()) {
+        s->tensors.push_back(t);
+      }
     }
   }
   TORCH_INTERNAL_ASSERT(static_cast<int64_t>(s->tensors.size()) == g.count);
@@ -83,6 +106,7 @@ int64_t PreparedList::size() const { return static_cast<int64_t>(state_->tensors
 // CUDA lists go straight to the engine; CPU and empty lists take the list ops,
 // whose per-call pass costs nothing that matters there.
 #define NOSYNC_PREPARED_OP(call_cuda, call_list)                               \
+  state_->check_grads_still_held();                                            \
   if (state_->plan) return detail::cuda_path::call_cuda;                       \
   return call_list;
 
@@ -109,6 +133,7 @@ at::Tensor PreparedList::clip_grad_norm_(double max_norm, double eps) const {
 #undef NOSYNC_PREPARED_OP
 
 at::Tensor& PreparedList::nonfinite_flag(at::Tensor& flag) const {
+  state_->check_grads_still_held();
   if (!state_->plan) return kernels::nonfinite_flag(state_->tensors, flag);
   TORCH_CHECK(flag.defined() && flag.numel() == 1 && flag.device() == state_->device &&
                   (flag.scalar_type() == at::kBool || flag.scalar_type() == at::kInt ||

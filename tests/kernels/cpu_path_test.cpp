@@ -133,6 +133,33 @@ TEST(KernelsCpu, PreparedListGivesTheListOpsResults) {
   EXPECT_NEAR(params[0].grad()[0].item<float>(), 2.0 / std::sqrt(20.0), 1e-6);
 }
 
+// zero_grad() with set_to_none (LibTorch's default) gives parameters new
+// gradient tensors after the next backward: a list prepared before would clip
+// the old ones. It must refuse, naming the parameter, and keep working while
+// gradients are zeroed in place.
+TEST(KernelsCpu, PreparedGradsRefuseGradientsReplacedSinceTheyWerePrepared) {
+  torch::nn::Linear model(4, 3);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  auto step = [&] { model->forward(at::randn({8, 4})).pow(2).sum().backward(); };
+  step();
+  const auto grads = nk::PreparedList::grads_of(model->parameters());
+  EXPECT_NO_THROW(grads.clip_grad_norm_(1.0));
+  opt.zero_grad(/*set_to_none=*/false);
+  step();
+  const at::Tensor want = at::stack({model->weight.grad().norm().pow(2), model->bias.grad().norm().pow(2)}).sum().sqrt();
+  EXPECT_NEAR(grads.l2_norm().item<float>(), want.item<float>(), 1e-5);
+  opt.zero_grad(/*set_to_none=*/true);
+  step();
+  try {
+    grads.clip_grad_norm_(1.0);
+    FAIL() << "a prepared list clipped gradients that were replaced";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gradient of tensors[0] was replaced or dropped"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(grads.sum(), c10::Error);
+}
+
 TEST(KernelsCpu, ClearErrorsNameTheOffendingTensor) {
   std::vector<at::Tensor> mixed{at::randn({3}), at::randn({3}).to(at::kHalf)};
   try {
