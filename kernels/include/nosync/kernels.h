@@ -67,13 +67,19 @@ struct PreparedState;
 // time regardless of the list's length.
 //
 //   auto grads = nosync::kernels::PreparedList::grads_of(model->parameters());
-//   for (...) { loss.backward(); auto norm = grads.clip_grad_norm_(1.0); ... }
+//   for (...) {
+//     optimizer.zero_grad(/*set_to_none=*/false);   // in place: same tensors
+//     loss.backward();
+//     auto norm = grads.clip_grad_norm_(1.0);
+//   }
 //
 // Valid while every tensor keeps its memory: parameters, and gradients that
-// are zeroed in place (zero_grad(/*set_to_none=*/false)). The list holds
-// references, so the tensors cannot be freed, but a tensor re-pointed to new
-// memory (set_, a resize_ that reallocates, a fresh .grad()) is not noticed:
-// prepare again after that. CUDA-graph capturable with no warm-up needed.
+// are zeroed in place. The list holds references, so the tensors cannot be
+// freed. A parameter given a new gradient tensor (zero_grad() with its
+// default set_to_none, then backward) is noticed and the op throws, unless
+// something else still holds the old gradient; a tensor re-pointed to new
+// memory in place (set_, a resize_ that reallocates) is not noticed: prepare
+// again after that. CUDA-graph capturable with no warm-up needed.
 class PreparedList {
  public:
   explicit PreparedList(at::TensorList tensors);
