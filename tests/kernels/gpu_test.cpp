@@ -222,12 +222,34 @@ TEST(KernelsGpu, ClearErrorsForMixedDevicesDtypesAndLayouts) {
   expect_error([&] { nk::sum_per_tensor(strided); }, "tensors[1] is neither contiguous nor dense");
   std::vector<at::Tensor> ints{at::ones({3}, opts.dtype(at::kLong))};
   expect_error([&] { nk::sum(ints); }, "tensors[0] has dtype Long");
+  const at::Tensor sparse = at::randn({8, 8}, opts).to_sparse();
+  std::vector<at::Tensor> layouts{at::randn({3}, opts), sparse};
+  expect_error([&] { nk::sum(layouts); }, "tensors[1] has layout Sparse");
   at::Tensor cpu_flag = at::zeros({}, at::kBool);
   std::vector<at::Tensor> ok{at::randn({3}, opts)};
   expect_error([&] { nk::nonfinite_flag(ok, cpu_flag); }, "flag is on cpu");
   // A transposed (dense, permuted) tensor is accepted and summed correctly.
   std::vector<at::Tensor> perm{m.t()};
   check_all_reductions(perm, at::kFloat, "transposed");
+}
+
+// The plan cache finds a list by a hash of its (pointer, size) pairs, then
+// compares the whole list: the same tensors in another order, or one tensor
+// swapped for another of the same size, must get their own plan.
+TEST(KernelsGpu, ReorderedOrSwappedListsGetTheirOwnPlan) {
+  SKIP_WITHOUT_GPU();
+  const auto opts = at::TensorOptions().device(kCuda);
+  std::vector<at::Tensor> ts;
+  for (int64_t n : {5, 70000, 1000, 3}) ts.push_back(at::randn({n}, opts));
+  std::vector<at::Tensor> reversed(ts.rbegin(), ts.rend());
+  std::vector<at::Tensor> swapped = ts;
+  swapped[2] = at::randn({1000}, opts);
+  for (const auto* list : {&ts, &reversed, &swapped, &ts}) {
+    const at::Tensor got = nk::sum_per_tensor(*list).cpu();
+    for (size_t i = 0; i < list->size(); ++i)
+      EXPECT_NEAR(got[i].item<float>(), (*list)[i].sum().item<float>(), 1e-3 * (1 + (*list)[i].abs().sum().item<float>()))
+          << "tensor " << i;
+  }
 }
 
 TEST(KernelsGpu, BitwiseDeterministicRunToRun) {
