@@ -7,6 +7,7 @@ are the whole test and passing them exits 0 (CI's cpu-labelled registration).
 
 usage: python_smoke.py /path/to/libnosync_kernels.so [--cpu-only]
 """
+import faulthandler
 import gc
 import math
 import random
@@ -21,6 +22,8 @@ except ImportError as e:  # e.g. a LibTorch-only venv without torch's Python dep
           "here (scripts/setup installs the wheel --no-deps, for LibTorch); runs on the GPU machine (tests/gpu/run)")
     sys.exit(77)
 
+# A crash inside the library shows the Python line that called it.
+faulthandler.enable()
 cpu_only = "--cpu-only" in sys.argv[2:]
 torch.ops.load_library(sys.argv[1])
 ops = torch.ops.nosync
