@@ -21,6 +21,7 @@ constexpr size_t kMaxPlans = 32;
 struct Entry {
   uint64_t hash = 0;
   int device = -1;
+  int64_t elem_size = 0;                // segments are counted in bytes
   std::vector<engine::TensorSlot> key;  // exact list, for collisions
   std::shared_ptr<UploadedPlan> plan;
   bool ready = false;      // upload known complete
@@ -48,10 +49,13 @@ bool capturing(cudaStream_t s) {
   return st != cudaStreamCaptureStatusNone;
 }
 
+int64_t elem_size_of(const Gathered& g) { return static_cast<int64_t>(c10::elementSize(g.dtype)); }
+
 Entry* find(const Gathered& g) {
   const auto& slots = *g.slots;
   for (auto& e : cache().entries) {
-    if (e->hash == g.hash && e->device == g.device.index() && e->key.size() == slots.size() &&
+    if (e->hash == g.hash && e->device == g.device.index() && e->elem_size == elem_size_of(g) &&
+        e->key.size() == slots.size() &&
         std::memcmp(e->key.data(), slots.data(), slots.size() * sizeof(engine::TensorSlot)) == 0)
       return e.get();
   }
@@ -76,8 +80,9 @@ Entry* build(const Gathered& g, cudaStream_t stream) {
   auto e = std::make_unique<Entry>();
   e->hash = g.hash;
   e->device = g.device.index();
+  e->elem_size = elem_size_of(g);
   e->key = slots;
-  e->plan = upload_plan(slots, g.device, stream);
+  e->plan = upload_plan(slots, e->elem_size, g.device, stream);
   e->streams.push_back(stream);
   ++cache().built;
   evict_if_full();
@@ -127,11 +132,11 @@ DevicePlan UploadedPlan::device_plan() const {
   return {shape, engine::view_plan(shape, device_blob.data_ptr())};
 }
 
-std::shared_ptr<UploadedPlan> upload_plan(const std::vector<engine::TensorSlot>& slots, c10::Device device,
-                                          cudaStream_t stream) {
+std::shared_ptr<UploadedPlan> upload_plan(const std::vector<engine::TensorSlot>& slots, int64_t elem_size,
+                                          c10::Device device, cudaStream_t stream) {
   auto p = std::make_shared<UploadedPlan>();
   const auto n = static_cast<int64_t>(slots.size());
-  p->shape = engine::measure_plan(slots.data(), n);
+  p->shape = engine::measure_plan(slots.data(), n, elem_size);
   const auto bytes = static_cast<int64_t>(p->shape.bytes);
   p->host_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
   engine::write_plan(slots.data(), n, p->shape, p->host_blob.data_ptr());

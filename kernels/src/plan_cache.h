@@ -5,7 +5,8 @@
 // call would cost a host-to-device copy per call and would break CUDA-graph
 // capture (the copy's source would change under the graph, the reason PyTorch
 // reverted #119153). Instead the plan is built and uploaded once per distinct
-// list (same pointers, same sizes) and found again by hash + exact compare.
+// list (same pointers, sizes and element size) and found again by hash + exact
+// compare.
 // Plans are immutable after upload, so any stream may use one; per-call
 // scratch (the partials) is allocated per call from the caching allocator.
 #pragma once
@@ -28,8 +29,8 @@ struct DevicePlan {
   engine::PlanView view;  // pointers into the device buffer
 };
 
-// A plan built from `slots` and uploaded with one cudaMemcpyAsync from pinned
-// memory on `stream`. Immutable afterwards; owns both buffers.
+// A plan built from `slots` (elements of `elem_size` bytes) and uploaded with
+// one cudaMemcpyAsync from pinned memory on `stream`. Immutable afterwards; owns both buffers.
 struct UploadedPlan {
   engine::PlanShape shape;
   at::Tensor host_blob;    // pinned
@@ -42,8 +43,8 @@ struct UploadedPlan {
   ~UploadedPlan();
   DevicePlan device_plan() const;
 };
-std::shared_ptr<UploadedPlan> upload_plan(const std::vector<engine::TensorSlot>& slots, c10::Device device,
-                                          cudaStream_t stream);
+std::shared_ptr<UploadedPlan> upload_plan(const std::vector<engine::TensorSlot>& slots, int64_t elem_size,
+                                          c10::Device device, cudaStream_t stream);
 
 // Returns the plan for the gathered CUDA list, building and uploading it on a
 // miss, and makes `stream` safe to use it. Throws if a miss happens while

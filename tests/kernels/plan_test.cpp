@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "engine/plan.h"
@@ -19,9 +20,13 @@ struct Built {
   PlanView view;
 };
 
-Built build(const std::vector<TensorSlot>& slots) {
+// fp32 unless a test says otherwise.
+constexpr int64_t kF32 = 4;
+const int64_t kChunkElems = chunk_elems_of(kF32);
+
+Built build(const std::vector<TensorSlot>& slots, int64_t elem_size = kF32) {
   Built b;
-  b.shape = measure_plan(slots.data(), static_cast<int64_t>(slots.size()));
+  b.shape = measure_plan(slots.data(), static_cast<int64_t>(slots.size()), elem_size);
   b.blob.assign(b.shape.bytes + 16, 0xCD);  // poisoned: every table entry must be written
   void* base = b.blob.data();
   write_plan(slots.data(), static_cast<int64_t>(slots.size()), b.shape, base);
@@ -50,15 +55,15 @@ void check_covers(const std::vector<TensorSlot>& slots, const Built& b) {
       ASSERT_GE(s, v.seg_first[t]);
       ASSERT_LT(s, v.seg_first[t + 1]);
       if (s1 - s0 > 1) ASSERT_LE(slots[t].numel, kPackMaxElems) << "large tensor packed";
-      const int64_t begin = static_cast<int64_t>(s - v.seg_first[t]) * kChunkElems;
-      const int64_t len = std::min<int64_t>(kChunkElems, slots[t].numel - begin);
+      const int64_t begin = static_cast<int64_t>(s - v.seg_first[t]) * v.chunk_elems;
+      const int64_t len = std::min<int64_t>(v.chunk_elems, slots[t].numel - begin);
       ASSERT_EQ(begin, covered[t]) << "tensor " << t << " segment " << s << " out of order";
       covered[t] += std::max<int64_t>(len, 0);
     }
   }
   for (size_t t = 0; t < slots.size(); ++t) {
     EXPECT_EQ(covered[t], slots[t].numel) << "tensor " << t;
-    EXPECT_EQ(v.seg_first[t + 1] - v.seg_first[t], segments_of(slots[t].numel)) << "tensor " << t;
+    EXPECT_EQ(v.seg_first[t + 1] - v.seg_first[t], segments_of(slots[t].numel, b.shape.chunk_elems)) << "tensor " << t;
     EXPECT_EQ(v.slots[t].numel, slots[t].numel);
     EXPECT_EQ(v.slots[t].ptr, slots[t].ptr);
   }
@@ -89,6 +94,22 @@ TEST(KernelsPlan, LargeTensorsAreChunked) {
   EXPECT_EQ(b.shape.num_segments, 148 * per);
   EXPECT_EQ(b.shape.num_blocks, 148 * per);
   check_covers(slots, b);
+}
+
+// Segments are 64 KB whatever the dtype: twice the elements for bf16/fp16,
+// half for fp64; anything that does not divide 64 KB is refused.
+TEST(KernelsPlan, SegmentsAreCountedInBytes) {
+  const int64_t n = 800000;
+  std::vector<TensorSlot> slots(3, TensorSlot{reinterpret_cast<void*>(0x1000), n});
+  for (int64_t elem : {1, 2, 4, 8}) {
+    const Built b = build(slots, elem);
+    EXPECT_EQ(b.shape.chunk_elems * elem, kChunkBytes) << "element size " << elem;
+    EXPECT_EQ(b.view.chunk_elems, b.shape.chunk_elems);
+    EXPECT_EQ(b.shape.num_segments, 3 * ((n * elem + kChunkBytes - 1) / kChunkBytes)) << "element size " << elem;
+    check_covers(slots, b);
+  }
+  EXPECT_THROW(measure_plan(slots.data(), 3, 3), std::invalid_argument);
+  EXPECT_THROW(measure_plan(slots.data(), 3, 0), std::invalid_argument);
 }
 
 TEST(KernelsPlan, HugeTensorPastInt32) {

@@ -38,14 +38,14 @@ struct alignas(16) Vec {
 };
 
 // The elements of segment `s`: pointer and length. int64 until the length,
-// which is at most kChunkElems.
+// which is at most plan.chunk_elems.
 template <class T>
 __device__ __forceinline__ void segment_span(const PlanView& plan, int32_t s, T*& p, int32_t& n) {
   const int32_t t = plan.seg_tensor[s];
   const TensorSlot slot = plan.slots[t];
-  const int64_t begin = static_cast<int64_t>(s - plan.seg_first[t]) * kChunkElems;
+  const int64_t begin = static_cast<int64_t>(s - plan.seg_first[t]) * plan.chunk_elems;
   const int64_t left = slot.numel - begin;
-  n = static_cast<int32_t>(left < kChunkElems ? left : kChunkElems);
+  n = static_cast<int32_t>(left < plan.chunk_elems ? left : plan.chunk_elems);
   p = static_cast<T*>(const_cast<void*>(slot.ptr)) + (n > 0 ? begin : 0);
 }
 

@@ -14,7 +14,7 @@ bool packable(int64_t numel) { return numel <= kPackMaxElems; }
 // Walks the list once, calling on_block(first_segment) whenever a block
 // starts; shared by both passes so they cannot disagree.
 template <class OnSegment, class OnBlock>
-void walk(const TensorSlot* slots, int64_t n, OnSegment on_segment, OnBlock on_block) {
+void walk(const TensorSlot* slots, int64_t n, int64_t chunk_elems, OnSegment on_segment, OnBlock on_block) {
   int64_t seg = 0;
   int open_pack = 0;  // small tensors in the block being packed; 0 = none open
   for (int64_t i = 0; i < n; ++i) {
@@ -28,7 +28,7 @@ void walk(const TensorSlot* slots, int64_t n, OnSegment on_segment, OnBlock on_b
       on_segment(i, seg++);
     } else {
       open_pack = 0;
-      const int64_t k = segments_of(numel);
+      const int64_t k = segments_of(numel, chunk_elems);
       for (int64_t c = 0; c < k; ++c) {
         on_block(seg);
         on_segment(i, seg++);
@@ -39,13 +39,16 @@ void walk(const TensorSlot* slots, int64_t n, OnSegment on_segment, OnBlock on_b
 
 }  // namespace
 
-PlanShape measure_plan(const TensorSlot* slots, int64_t n) {
+PlanShape measure_plan(const TensorSlot* slots, int64_t n, int64_t elem_size) {
+  if (elem_size <= 0 || kChunkBytes % elem_size != 0)
+    throw std::invalid_argument("nosync::kernels: element size must divide the segment size");
   PlanShape s;
   s.num_tensors = n;
-  walk(slots, n, [&](int64_t, int64_t) { ++s.num_segments; }, [&](int64_t) { ++s.num_blocks; });
+  s.chunk_elems = chunk_elems_of(elem_size);
+  walk(slots, n, s.chunk_elems, [&](int64_t, int64_t) { ++s.num_segments; }, [&](int64_t) { ++s.num_blocks; });
   for (int64_t i = 0; i < n; ++i) s.total_numel += slots[i].numel;
-  // Tables use int32 indices; 2^31 segments of 64k elements is far beyond any
-  // device memory, but say so rather than wrap.
+  // Tables use int32 indices; 2^31 segments of 64 KB is far beyond any device
+  // memory, but say so rather than wrap.
   if (s.num_segments >= std::numeric_limits<int32_t>::max() ||
       n >= std::numeric_limits<int32_t>::max())
     throw std::length_error("nosync::kernels: tensor list too large for one plan");
@@ -71,7 +74,7 @@ void write_plan(const TensorSlot* slots, int64_t n, const PlanShape& shape, void
   int64_t last_tensor = -1;
   int64_t b = 0;
   walk(
-      slots, n,
+      slots, n, shape.chunk_elems,
       [&](int64_t tensor, int64_t seg) {
         if (tensor != last_tensor) {
           seg_first[tensor] = static_cast<int32_t>(seg);
@@ -94,6 +97,7 @@ PlanView view_plan(const PlanShape& shape, const void* base) {
   v.num_tensors = static_cast<int32_t>(shape.num_tensors);
   v.num_segments = static_cast<int32_t>(shape.num_segments);
   v.num_blocks = static_cast<int32_t>(shape.num_blocks);
+  v.chunk_elems = static_cast<int32_t>(shape.chunk_elems);
   return v;
 }
 
