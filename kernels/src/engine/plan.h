@@ -23,11 +23,11 @@ constexpr int kBlockThreads = 256;
 constexpr int kWarpSize = 32;
 constexpr int kWarpsPerBlock = kBlockThreads / kWarpSize;
 // 64 KB per segment, whatever the dtype (16k fp32, 32k fp16/bf16, 8k fp64
-// elements). Measured on the H200 with fp32: 256 KB segments left the second
-// wave of blocks part-empty (clip of 148 x 800k: 371 us), 128 KB gave 361 us,
-// 64 KB 358 us with large sums at 97 % of the read ceiling. Counted in
-// elements instead, bf16 at 32 KB fell from 90 % to 82 %: bytes are what a
-// block's fixed cost is weighed against.
+// elements). Measured on the H200 with fp32: clip of 148 x 800k took 371 us
+// with 256 KB segments, 361 us with 128 KB, 358 us with 64 KB (more, shorter
+// blocks: less time in a part-full last wave, we think), large sums at 97 %
+// of the read ceiling. Counted in elements instead, bf16 at 32 KB fell from
+// 90 % to 82 %: bytes are what a block's fixed cost is weighed against.
 constexpr int64_t kChunkBytes = int64_t{1} << 16;
 inline int64_t chunk_elems_of(int64_t elem_size) { return kChunkBytes / elem_size; }
 // Tensors this small are packed, one warp each, so 5000 tiny tensors become
