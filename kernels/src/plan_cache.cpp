@@ -53,8 +53,9 @@ int64_t elem_size_of(const Gathered& g) { return static_cast<int64_t>(c10::eleme
 
 Entry* find(const Gathered& g) {
   const auto& slots = *g.slots;
+  const int64_t elem_size = elem_size_of(g);
   for (auto& e : cache().entries) {
-    if (e->hash == g.hash && e->device == g.device.index() && e->elem_size == elem_size_of(g) &&
+    if (e->hash == g.hash && e->device == g.device.index() && e->elem_size == elem_size &&
         e->key.size() == slots.size() &&
         std::memcmp(e->key.data(), slots.data(), slots.size() * sizeof(engine::TensorSlot)) == 0)
       return e.get();

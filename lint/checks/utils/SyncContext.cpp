@@ -123,9 +123,11 @@ public:
   /// says which callers run rarely by themselves (tests, setup/export).
   template <typename ColdCallerFn> CallerHeat classify(ColdCallerFn IsColdCaller) const {
     CallerHeat H;
-    llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const Edge *, 4>> Incoming;
-    for (const Edge &E : Edges)
+    llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const Edge *, 4>> Incoming, Outgoing;
+    for (const Edge &E : Edges) {
       Incoming[E.Callee].push_back(&E);
+      Outgoing[E.Caller].push_back(&E);
+    }
 
     // Hot: called from a loop that is neither throttled nor in rarely-run
     // code, or called (unthrottled) from hot code.
@@ -135,9 +137,9 @@ public:
         Work.push_back(E.Callee);
     while (!Work.empty()) {
       const FunctionDecl *F = Work.pop_back_val();
-      for (const Edge &E : Edges)
-        if (E.Caller == F && !E.Throttled && H.Hot.insert(E.Callee).second)
-          Work.push_back(E.Callee);
+      for (const Edge *E : Outgoing.lookup(F))
+        if (!E->Throttled && H.Hot.insert(E->Callee).second)
+          Work.push_back(E->Callee);
     }
 
     // RarelyCalled: every call site is throttled, in a test or in setup
