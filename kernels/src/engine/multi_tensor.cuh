@@ -151,9 +151,11 @@ __global__ void __launch_bounds__(kBlockThreads) reduce_segments_kernel(PlanView
 
 // p[rank], p[rank + width], ... folded in that order. The loads are issued
 // kFoldUnroll at a time before any is combined: a plain loop waits out one
-// L2 round trip per partial (28 of them per thread at 148 x 800k), because
-// each combine needs its load and the next load is issued after it. The
-// combine order, and so every bit of the result, is that of the plain loop.
+// L2 round trip per partial, because each combine needs its load and the next
+// load is issued after it. The combine order, and so every bit of the result,
+// is that of the plain loop. Measured on the H200 (two machines, so roughly):
+// 5000 x 1k sum 8.0 -> 7.6 us of GPU time; at 148 x 800k, where the fold is a
+// small part of 110 us, no difference showed.
 constexpr int kFoldUnroll = 8;
 template <class Fn, class A>
 __device__ __forceinline__ A fold_strided(const A* p, int32_t n, int rank, int width) {
