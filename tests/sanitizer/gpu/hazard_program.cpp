@@ -2,16 +2,20 @@
 // CUDA_INJECTION64_PATH / nosync-run by run_sanitizer_programs.py. Lines the
 // driver checks carry a "// LINE:<name>" marker; the driver finds them here.
 //
-//   hazard_program item|sigterm|fork|hold-cupti|clean|launch-bound
+//   hazard_program item|sigterm|fork|hold-cupti|clean|launch-bound|ranked
 #include <cupti.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
 
 namespace {
 
@@ -21,6 +25,28 @@ float items(const torch::Tensor& t, int n) {
   float acc = 0;
   for (int i = 0; i < n; ++i) acc += t.sum().item<float>();  // LINE:item
   return acc;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+// A file barrier in NOSYNC_TEST_BARRIER (a directory): each rank announces
+// itself, then waits for all WORLD_SIZE ranks, so that they sync on the GPU at
+// the same time rather than one after the other. False after 60 s.
+bool barrier(int rank, int world) {
+  const char* dir = std::getenv("NOSYNC_TEST_BARRIER");
+  if (dir == nullptr) return true;
+  std::ofstream(std::string(dir) + "/rank" + std::to_string(rank)) << rank;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int k = 0; k < world; ++k) {
+    while (!std::ifstream(std::string(dir) + "/rank" + std::to_string(k))) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -42,6 +68,17 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 100; ++i) acc += t.sum();
     std::printf("clean done\n");
     return 0;  // no readback: zero host syncs
+  }
+  if (std::strcmp(mode, "ranked") == 0) {
+    // One rank of a torchrun-style job (RANK, WORLD_SIZE from the launcher):
+    // rank r makes 3 + 2r item() calls, so each rank's count is its own.
+    const int rank = env_int("RANK", 0), world = env_int("WORLD_SIZE", 1);
+    if (!barrier(rank, world)) {
+      std::fprintf(stderr, "rank %d: the other ranks never reached the barrier\n", rank);
+      return 3;
+    }
+    std::printf("rank %d acc=%g\n", rank, items(t, 3 + 2 * rank));
+    return 0;
   }
   if (std::strcmp(mode, "launch-bound") == 0) {
     // 20000 tiny kernels, host-bound: the GPU idles between launches.
