@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "attribution.h"
+
 namespace nosync::san {
 
 using nosync::rules::RuleId;
@@ -75,6 +77,20 @@ constexpr OpPattern kOps[] = {
     {"CUDACachingAllocator", "CUDACachingAllocator", OpRule::Fixed, RuleId::AllocatorSync, 5},
 };
 
+// torch.distributed's C++ layer. A wait found under one of these frames is
+// the collective's, whatever CUDA call or ATen op carried it out (a barrier
+// synchronizes through CUDAStream::synchronize; communicator setup allocates).
+// The outermost matching frame names it; the generic needle comes last.
+constexpr OpPattern kCollectiveOps[] = {
+    {"ProcessGroupNCCL::barrier", "c10d::ProcessGroupNCCL::barrier", OpRule::Fixed, RuleId::CollectiveWait, 0},
+    {"WorkNCCL::wait", "c10d::ProcessGroupNCCL::WorkNCCL::wait", OpRule::Fixed, RuleId::CollectiveWait, 0},
+    {"WorkNCCL::synchronize", "c10d::ProcessGroupNCCL::WorkNCCL::wait", OpRule::Fixed, RuleId::CollectiveWait, 0},
+    {"c10d::Reducer::", "c10d::Reducer (DDP)", OpRule::Fixed, RuleId::CollectiveWait, 0},
+    {"c10d::", "c10d (torch.distributed)", OpRule::Fixed, RuleId::CollectiveWait, 0},
+};
+// NCCL's own frames: most of its symbols are hidden, so the module says it.
+constexpr OpPattern kNcclModule{"libnccl", "NCCL", OpRule::Fixed, RuleId::CollectiveWait, 0};
+
 // The part of a demangled name before its parameter list: needles must not
 // match parameter types ("const at::Tensor&" is everywhere).
 std::string_view name_part(const std::string& fn) {
@@ -87,6 +103,25 @@ RuleId rule_for_direction(Direction d, RuleId fallback) {
   if (d == Direction::DeviceToHost) return RuleId::DeviceToHost;
   if (d == Direction::HostToDevice) return RuleId::PageableH2D;
   return fallback;
+}
+
+// The collective a wait happened in, or null: the outermost c10d or NCCL
+// frame below the user frame.
+const OpPattern* collective_of(const std::vector<Frame>& frames, std::size_t end) {
+  const OpPattern* found = nullptr;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (basename_of(frames[i].module).rfind(kNcclModule.needle, 0) == 0) {
+      found = &kNcclModule;
+      continue;
+    }
+    const std::string_view fn = name_part(frames[i].function);
+    for (const OpPattern& p : kCollectiveOps)
+      if (fn.find(p.needle) != std::string_view::npos) {
+        found = &p;
+        break;
+      }
+  }
+  return found;
 }
 
 }  // namespace
@@ -108,6 +143,12 @@ RuleId rule_for_api(const SyncEvent& e) {
 
 Classification classify(const SyncEvent& e, const std::vector<Frame>& frames, std::size_t user_frame) {
   Classification out;
+  const std::size_t end = user_frame < frames.size() ? user_frame : frames.size();
+  if (const OpPattern* c = collective_of(frames, end)) {
+    out.rule = c->rule;
+    out.op = std::string(c->op);
+    return out;
+  }
   out.rule = rule_for_api(e);
   // An allocator call is an allocator hazard whichever op caused it (a
   // caching-allocator miss inside .cpu() is not a device-to-host problem).
@@ -123,7 +164,6 @@ Classification classify(const SyncEvent& e, const std::vector<Frame>& frames, st
     return out;
   }
   const OpPattern* best = nullptr;
-  const std::size_t end = user_frame < frames.size() ? user_frame : frames.size();
   for (std::size_t i = 0; i < end; ++i) {
     const std::string_view fn = name_part(frames[i].function);
     if (fn.empty()) continue;

@@ -1,7 +1,9 @@
 // Maps a blocking call plus its symbolized stack to a rule of the catalog
 // (nosync/rules.h). The LibTorch op frames between the CUDA call and the user
 // frame say which hazard it was; the API kind decides when no op is visible
-// (raw CUDA calls from user code, stripped libraries).
+// (raw CUDA calls from user code, stripped libraries). A call made inside
+// torch.distributed (c10d:: or libnccl frames) is a collective wait whatever
+// the API or op.
 #pragma once
 
 #include <string>

@@ -78,7 +78,10 @@ void Engine::record(const SyncEvent& e) {
     }
   } else if (options_.mode == Mode::Error) {
     resolve(added.site);
-    if (added.site->suppression < 0) {
+    // Notes (a collective's own wait) are expected in correct programs: they
+    // are counted and reported at exit, never a reason to abort.
+    if (added.site->suppression < 0 &&
+        nosync::rules::get(added.site->cls.rule).severity != nosync::rules::Severity::Note) {
       Report r = build_report();
       for (const Finding& f : r.findings)
         if (std::find(f.site_ids.begin(), f.site_ids.end(), added.site->id) != f.site_ids.end()) {

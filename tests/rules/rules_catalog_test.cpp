@@ -27,7 +27,7 @@ std::string read_file(const fs::path& p) {
 }
 
 // nosync-* words that name tools, not rules.
-const std::set<std::string> kToolNames = {"nosync-lint", "nosync-run", "nosync-tidy"};
+const std::set<std::string> kToolNames = {"nosync-lint", "nosync-run", "nosync-merge", "nosync-tidy"};
 
 }  // namespace
 

@@ -176,6 +176,58 @@ TEST(Classifier, AllocatorCallsAreAllocatorSyncsWhateverOpCausedThem) {
   EXPECT_EQ(miss.rule, RuleId::AllocatorSync);
 }
 
+// dist.barrier() in torch 2.11: a one-element all-reduce, then WorkNCCL::wait
+// synchronizes the current stream (ProcessGroupNCCL.cpp, synchronizeInternal).
+std::vector<Frame> barrier_path() {
+  return with_user({lib("cudaStreamSynchronize", kCudart),
+                    lib("c10::cuda::CUDAStream::synchronize() const", "/venv/torch/lib/libc10_cuda.so"),
+                    lib("c10d::ProcessGroupNCCL::WorkNCCL::synchronizeInternal(std::chrono::duration<long, "
+                        "std::ratio<1l, 1000l> >)", kCuda),
+                    lib("c10d::ProcessGroupNCCL::WorkNCCL::wait(std::chrono::duration<long, std::ratio<1l, "
+                        "1000l> >)", kCuda)});
+}
+
+TEST(Classifier, WaitsInsideACollectiveAreCollectiveWaitsNotExplicitSyncs) {
+  Classification c = run(ev(ApiKind::StreamSync), barrier_path());
+  EXPECT_EQ(c.rule, RuleId::CollectiveWait);
+  EXPECT_EQ(c.op, "c10d::ProcessGroupNCCL::WorkNCCL::wait");
+  // The same CUDAStream::synchronize without the c10d frames is the user's.
+  Classification plain = run(ev(ApiKind::StreamSync),
+                             with_user({lib("cudaStreamSynchronize", kCudart),
+                                        lib("c10::cuda::CUDAStream::synchronize() const",
+                                            "/venv/torch/lib/libc10_cuda.so")}));
+  EXPECT_EQ(plain.rule, RuleId::ExplicitSync);
+}
+
+TEST(Classifier, NcclFramesMakeEvenAnAllocationACollectiveWait) {
+  // Communicator setup at the first collective: NCCL's hidden symbols leave
+  // no function name, only the module.
+  Classification c = run(ev(ApiKind::Malloc),
+                         with_user({lib("cudaMalloc", kCudart), lib("", "/venv/nvidia/nccl/lib/libnccl.so.2"),
+                                    lib("ncclCommInitRankConfig", "/venv/nvidia/nccl/lib/libnccl.so.2"),
+                                    lib("c10d::NCCLComm::create(int, int, ncclUniqueId, signed char)", kCuda),
+                                    lib("c10d::ProcessGroupNCCL::initNCCLComm(std::string const&, c10::Device&, "
+                                        "c10d::OpType, int, bool)", kCuda)}));
+  EXPECT_EQ(c.rule, RuleId::CollectiveWait);
+  EXPECT_EQ(c.op, "c10d (torch.distributed)") << "named by the outermost collective frame";
+  Classification inner_only = run(ev(ApiKind::StreamSync),
+                                  with_user({lib("cudaStreamSynchronize", kCudart),
+                                             lib("", "/venv/nvidia/nccl/lib/libnccl.so.2")}));
+  EXPECT_EQ(inner_only.rule, RuleId::CollectiveWait);
+  EXPECT_EQ(inner_only.op, "NCCL");
+}
+
+TEST(Classifier, AnItemOnAnAllReducedTensorIsStillAnItem) {
+  // No c10d frame between the CUDA call and the user: the .item() is the user's.
+  Classification c = run(ev(ApiKind::StreamSync), item_path("float at::Tensor::item<float>() const"));
+  EXPECT_EQ(c.rule, RuleId::Item);
+  // c10d frames outside the user frame (the user's code called from a
+  // distributed hook) do not count.
+  std::vector<Frame> f = item_path("float at::Tensor::item<float>() const");
+  f.push_back(lib("c10d::Reducer::autograd_hook(unsigned long)", kCuda));
+  EXPECT_EQ(run(ev(ApiKind::StreamSync), f).rule, RuleId::Item);
+}
+
 TEST(Classifier, ApiFallbacksWithoutAnyFrames) {
   EXPECT_EQ(rule_for_api(ev(ApiKind::Memcpy, Direction::DeviceToHost)), RuleId::DeviceToHost);
   EXPECT_EQ(rule_for_api(ev(ApiKind::MemcpyAsync, Direction::HostToDevice)), RuleId::PageableH2D);

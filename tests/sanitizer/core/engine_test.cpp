@@ -1,6 +1,7 @@
 #include "engine.h"
 #include "fake_stack.h"
 
+#include <algorithm>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -27,6 +28,16 @@ std::vector<Frame> sync_at(const char* file, int line) {
   f.push_back(lib("cudaDeviceSynchronize", "/venv/nvidia/cu13/lib/libcudart.so.13"));
   f.push_back(lib("torch::cuda::synchronize(long)", kCpu));
   f.push_back(user("train_step()", file, line));
+  return f;
+}
+
+std::vector<Frame> barrier_at(const char* file, int line) {
+  std::vector<Frame> f = observer_frames();
+  f.push_back(lib("cudaStreamSynchronize", "/venv/nvidia/cu13/lib/libcudart.so.13"));
+  f.push_back(lib("c10::cuda::CUDAStream::synchronize() const", "/venv/torch/lib/libc10_cuda.so"));
+  f.push_back(lib("c10d::ProcessGroupNCCL::WorkNCCL::wait(std::chrono::milliseconds)",
+                  "/venv/torch/lib/libtorch_cuda.so"));
+  f.push_back(user("save_checkpoint()", file, line));
   return f;
 }
 
@@ -100,6 +111,24 @@ TEST(Engine, ErrorModeReportsAndCallsTheFatalHandlerAtTheFirstSync) {
       << t.output;
   EXPECT_NE(t.output.find("==4242==ABORTING"), std::string::npos);
   EXPECT_FALSE(t.engine->finish()) << "no second report after the error report";
+}
+
+TEST(Engine, ErrorModeCountsACollectiveWaitAndStopsAtTheNextRealSync) {
+  TestEngine t(opts("mode=error"));
+  int fatal = 0;
+  t.engine->set_fatal_handler([&fatal] { ++fatal; });
+  auto barrier = t.symbolizer->stack(barrier_at("/work/app/train.cpp", 30));
+  for (int i = 0; i < 3; ++i) t.engine->record(event(ApiKind::StreamSync, "cudaStreamSynchronize", barrier));
+  EXPECT_EQ(fatal, 0) << "a collective wait is a note: counted, no abort\n" << t.output;
+  auto item = t.symbolizer->stack(item_at("/work/app/train.cpp", 42));
+  t.engine->record(event(ApiKind::StreamSync, "cudaStreamSynchronize", item));
+  EXPECT_EQ(fatal, 1);
+  EXPECT_NE(t.output.find("host sync [nosync-item]"), std::string::npos) << t.output;
+  Report r = t.engine->build_report();
+  const auto collective = std::find_if(r.findings.begin(), r.findings.end(),
+                                       [](const Finding& f) { return f.rule == RuleId::CollectiveWait; });
+  ASSERT_NE(collective, r.findings.end());
+  EXPECT_EQ(collective->count, 3u);
 }
 
 TEST(Engine, MinStallThresholdCountsButDoesNotReport) {
