@@ -80,16 +80,18 @@ constexpr OpPattern kOps[] = {
 // torch.distributed's C++ layer. A wait found under one of these frames is
 // the collective's, whatever CUDA call or ATen op carried it out (a barrier
 // synchronizes through CUDAStream::synchronize; communicator setup allocates).
-// The outermost matching frame names it; the generic needle comes last.
+// A named operation beats the generic namespace match (the Python binding
+// frames above a barrier are c10d:: too), which beats NCCL's module; on a tie
+// the outermost frame names it.
 constexpr OpPattern kCollectiveOps[] = {
     {"ProcessGroupNCCL::barrier", "c10d::ProcessGroupNCCL::barrier", OpRule::Fixed, RuleId::CollectiveWait, 0},
     {"WorkNCCL::wait", "c10d::ProcessGroupNCCL::WorkNCCL::wait", OpRule::Fixed, RuleId::CollectiveWait, 0},
     {"WorkNCCL::synchronize", "c10d::ProcessGroupNCCL::WorkNCCL::wait", OpRule::Fixed, RuleId::CollectiveWait, 0},
     {"c10d::Reducer::", "c10d::Reducer (DDP)", OpRule::Fixed, RuleId::CollectiveWait, 0},
-    {"c10d::", "c10d (torch.distributed)", OpRule::Fixed, RuleId::CollectiveWait, 0},
+    {"c10d::", "c10d (torch.distributed)", OpRule::Fixed, RuleId::CollectiveWait, 1},
 };
 // NCCL's own frames: most of its symbols are hidden, so the module says it.
-constexpr OpPattern kNcclModule{"libnccl", "NCCL", OpRule::Fixed, RuleId::CollectiveWait, 0};
+constexpr OpPattern kNcclModule{"libnccl", "NCCL", OpRule::Fixed, RuleId::CollectiveWait, 2};
 
 // The part of a demangled name before its parameter list: needles must not
 // match parameter types ("const at::Tensor&" is everywhere).
@@ -105,23 +107,26 @@ RuleId rule_for_direction(Direction d, RuleId fallback) {
   return fallback;
 }
 
-// The collective a wait happened in, or null: the outermost c10d or NCCL
-// frame below the user frame.
+// The collective a wait happened in, or null: the best c10d or NCCL frame
+// below the user frame.
 const OpPattern* collective_of(const std::vector<Frame>& frames, std::size_t end) {
-  const OpPattern* found = nullptr;
+  const OpPattern* best = nullptr;
+  auto consider = [&best](const OpPattern* p) {
+    if (!best || p->priority <= best->priority) best = p;
+  };
   for (std::size_t i = 0; i < end; ++i) {
     if (basename_of(frames[i].module).rfind(kNcclModule.needle, 0) == 0) {
-      found = &kNcclModule;
+      consider(&kNcclModule);
       continue;
     }
     const std::string_view fn = name_part(frames[i].function);
     for (const OpPattern& p : kCollectiveOps)
       if (fn.find(p.needle) != std::string_view::npos) {
-        found = &p;
+        consider(&p);
         break;
       }
   }
-  return found;
+  return best;
 }
 
 }  // namespace

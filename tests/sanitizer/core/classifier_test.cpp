@@ -191,6 +191,12 @@ TEST(Classifier, WaitsInsideACollectiveAreCollectiveWaitsNotExplicitSyncs) {
   Classification c = run(ev(ApiKind::StreamSync), barrier_path());
   EXPECT_EQ(c.rule, RuleId::CollectiveWait);
   EXPECT_EQ(c.op, "c10d::ProcessGroupNCCL::WorkNCCL::wait");
+  // From Python the binding frames above it are c10d:: too; the named wait still names it.
+  std::vector<Frame> py = barrier_path();
+  py.insert(py.begin() + 7, lib("torch::distributed::c10d::(anonymous namespace)::c10d_init(_object*, _object*)::"
+                                "{lambda(c10d::Work&)#1}::operator()(c10d::Work&) const",
+                                "/venv/torch/lib/libtorch_python.so"));
+  EXPECT_EQ(run(ev(ApiKind::StreamSync), py).op, "c10d::ProcessGroupNCCL::WorkNCCL::wait");
   // The same CUDAStream::synchronize without the c10d frames is the user's.
   Classification plain = run(ev(ApiKind::StreamSync),
                              with_user({lib("cudaStreamSynchronize", kCudart),
