@@ -11,8 +11,8 @@ two-GPU DDP run is issue 7's, for a machine with two GPUs.
 Each scenario runs twice as warm-up, then once between a reset and a read of
 the sanitizer's findings (its C API, through ctypes). Every check prints ok
 or FAIL; exit 1 if any failed. With --only barrier (used for the error-mode
-run) it runs that scenario alone and asserts nothing itself: the caller
-checks that the process was not aborted. Prints "[  SKIPPED ]" where no GPU
+run) it sets up and runs that scenario alone, with no sync of its own, and
+asserts nothing itself: the caller checks that the process was not aborted. Prints "[  SKIPPED ]" where no GPU
 or no NCCL backend exists.
 """
 import argparse
@@ -97,8 +97,8 @@ def error_mode_run(lib_path):
                        capture_output=True, text=True, timeout=300)
     print("error-mode run: rc %d\n  stdout: %s\n  stderr: %s"
           % (p.returncode, p.stdout.strip()[-600:], p.stderr.strip()[-1500:]))
-    check(p.returncode == 0 and "ABORTING" not in p.stderr,
-          "mode=error: barriers are counted, the run is not aborted (rc %d)" % p.returncode)
+    check(p.returncode == 0 and "done" in p.stdout and "ABORTING" not in p.stderr,
+          "mode=error: setup and barriers are counted, the run is not aborted (rc %d)" % p.returncode)
 
 
 def main():
@@ -129,13 +129,15 @@ def main():
     torch.distributed.init_process_group("nccl", init_method="file://" + os.path.join(store, "rendezvous"),
                                          rank=0, world_size=1, device_id=device)
     torch.distributed.all_reduce(x)  # the communicator exists by now
-    torch.cuda.synchronize()
     # Shown, not asserted: what communicator setup costs depends on the NCCL version.
     print(json.dumps({"scenario": "setup (informational)", "findings": sanitizer_findings(lib)}), flush=True)
 
     if args.only:
-        run_scenario(lib, {s.__name__: s for s in SCENARIOS}[args.only], x)
+        # No warm-up and no torch.cuda.synchronize() here: under mode=error
+        # that user sync would (rightly) abort the run.
+        {s.__name__: s for s in SCENARIOS}[args.only](x)
         torch.distributed.destroy_process_group()
+        print("done", flush=True)
         return 0
 
     found = {s.__name__: run_scenario(lib, s, x) for s in SCENARIOS}
