@@ -124,7 +124,6 @@ def main():
     device = torch.device("cuda", 0)
     torch.cuda.set_device(device)
     x = torch.ones(1 << 20, device=device)
-    torch.cuda.synchronize()
     lib.nosync_sanitizer_reset()
     torch.distributed.init_process_group("nccl", init_method="file://" + os.path.join(store, "rendezvous"),
                                          rank=0, world_size=1, device_id=device)
