@@ -44,7 +44,9 @@ def worker(backend):
     torch.cuda.set_device(device)
     dist.init_process_group(backend, rank=rank, world_size=world)
     torch.manual_seed(rank)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 16)).to(device)
+    # Built on the device: .to(device) from CPU would be four pageable uploads (nosync-pageable-h2d).
+    model = torch.nn.Sequential(torch.nn.Linear(256, 256, device=device), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 16, device=device))
     ddp = DDP(model, device_ids=[device.index])
     opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
     x = torch.randn(64, 256, device=device)
@@ -139,6 +141,11 @@ def main():
         check(items == planted_items(rank), "rank %d: its own %d item() calls (got %d)"
               % (rank, planted_items(rank), items))
         others = sorted(set(by_rule) - {"nosync-item", "nosync-collective-wait"})
+        for rule in others:
+            for f in by_rule[rule]:
+                print("  unexpected %s x%d (%s), frames:\n    %s" % (rule, f["count"], f["apis"], "\n    ".join(
+                    (fr.get("function") or "?")[:160] + " (" + os.path.basename(fr.get("module", "")) + ")"
+                    for fr in f["frames"][:14])), flush=True)
         check(others == [], "rank %d: every other host wait is the collectives' (also seen: %s)" % (rank, others))
         check("nosync-collective-wait" in by_rule, "rank %d: the collectives' waits are reported as such" % rank)
 
