@@ -57,8 +57,9 @@ bool is_host_blocking(const SyncEvent& e, bool malloc_is_sync) {
     case ApiKind::ContextSync:
     case ApiKind::StreamSync:
     case ApiKind::EventSync:
-    case ApiKind::Free:
       return true;
+    case ApiKind::Free:
+      return !e.null_free;
     case ApiKind::Memcpy:
       return e.direction == Direction::HostToDevice || e.direction == Direction::DeviceToHost;
     case ApiKind::MemcpyAsync:

@@ -49,6 +49,9 @@ struct SyncEvent {
   // torch's memcpy_and_sync pairs a copy with a stream sync, and the pair is
   // one device-to-host or host-to-device hazard.
   Direction last_copy = Direction::None;
+  // A free of a null pointer: CUDA defines it as no operation (cuBLAS calls
+  // cudaFree(0) once per handle to make sure a context exists).
+  bool null_free = false;
   const std::uintptr_t* pcs = nullptr;
   std::uint32_t num_pcs = 0;
 };
@@ -61,7 +64,8 @@ struct SyncEvent {
 //  - async memcpy: only when the host side is pageable (staged, "might be
 //    synchronous") — pinned/device copies are truly asynchronous;
 //  - synchronous memset: only into pinned host or managed memory;
-//  - cudaFree: always (it waits for the device); cudaMalloc: only when
+//  - cudaFree: always (it waits for the device), but not of a null pointer,
+//    which does nothing; cudaMalloc: only when
 //    `malloc_is_sync` (it is not documented to synchronize);
 //  - stream/event queries: never (counted separately).
 bool is_host_blocking(const SyncEvent& e, bool malloc_is_sync);

@@ -164,6 +164,15 @@ void drv_memset(const void* params, SyncEvent& e) {
   e.bytes = p->N * Width;
 }
 
+// Any free: only whether the pointer is null matters (see SyncEvent::null_free).
+template <class T> struct ParamsOf;
+template <class P, class M> struct ParamsOf<M P::*> { using type = P; };
+template <auto Ptr>
+void free_of(const void* params, SyncEvent& e) {
+  using P = typename ParamsOf<decltype(Ptr)>::type;
+  e.null_free = !(static_cast<const P*>(params)->*Ptr);
+}
+
 // ---------------------------------------------------------------- the watch list
 struct Watched {
   CUpti_CallbackDomain domain;
@@ -199,8 +208,9 @@ const Watched kWatched[] = {
      rt_copy_2d<cudaMemcpy2DAsync_v3020_params>},
     {RT(cudaMemset_v3020), ApiKind::Memset, "cudaMemset", rt_memset<cudaMemset_v3020_params>},
     {RT(cudaMemset_ptds_v7000), ApiKind::Memset, "cudaMemset", rt_memset<cudaMemset_ptds_v7000_params>},
-    {RT(cudaFree_v3020), ApiKind::Free, "cudaFree", nullptr},
-    {RT(cudaFreeHost_v3020), ApiKind::Free, "cudaFreeHost", nullptr},
+    {RT(cudaFree_v3020), ApiKind::Free, "cudaFree", free_of<&cudaFree_v3020_params::devPtr>},
+    {RT(cudaFreeHost_v3020), ApiKind::Free, "cudaFreeHost",
+     free_of<&cudaFreeHost_v3020_params::ptr>},
     {RT(cudaMalloc_v3020), ApiKind::Malloc, "cudaMalloc", nullptr},
     // Driver API: for code that skips the runtime (Triton, cuSPARSE internals,
     // NCCL). Calls made from inside a watched runtime call are not counted again.
@@ -227,8 +237,8 @@ const Watched kWatched[] = {
     {DRV(cuMemcpyAsync_ptsz), ApiKind::MemcpyAsync, "cuMemcpyAsync", drv_uva<cuMemcpyAsync_ptsz_params>},
     {DRV(cuMemsetD8_v2), ApiKind::Memset, "cuMemsetD8", drv_memset<cuMemsetD8_v2_params, 1>},
     {DRV(cuMemsetD32_v2), ApiKind::Memset, "cuMemsetD32", drv_memset<cuMemsetD32_v2_params, 4>},
-    {DRV(cuMemFree_v2), ApiKind::Free, "cuMemFree", nullptr},
-    {DRV(cuMemFreeHost), ApiKind::Free, "cuMemFreeHost", nullptr},
+    {DRV(cuMemFree_v2), ApiKind::Free, "cuMemFree", free_of<&cuMemFree_v2_params::dptr>},
+    {DRV(cuMemFreeHost), ApiKind::Free, "cuMemFreeHost", free_of<&cuMemFreeHost_params::p>},
     {DRV(cuMemAlloc_v2), ApiKind::Malloc, "cuMemAlloc", nullptr},
 };
 #undef RT

@@ -21,6 +21,12 @@ TEST(Events, SynchronizeCallsAlwaysBlock) {
     EXPECT_TRUE(is_host_blocking(ev(k), false)) << to_string(k);
 }
 
+TEST(Events, FreeingNullIsNoOperation) {
+  SyncEvent e = ev(ApiKind::Free);
+  e.null_free = true;
+  EXPECT_FALSE(is_host_blocking(e, false));
+}
+
 TEST(Events, QueriesNeverBlock) {
   EXPECT_FALSE(is_host_blocking(ev(ApiKind::StreamQuery), true));
   EXPECT_FALSE(is_host_blocking(ev(ApiKind::EventQuery), true));

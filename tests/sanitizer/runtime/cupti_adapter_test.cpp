@@ -122,6 +122,22 @@ TEST(CuptiAdapter, CopyDirectionComesFromTheParameters) {
   EXPECT_EQ(r.findings[0].bytes, sizeof host);
 }
 
+TEST(CuptiAdapter, FreeingANullPointerIsNotAWait) {
+  Harness h;
+  // cuBLAS's cudaFree(0) at handle creation: "no operation is performed".
+  cudaFree_v3020_params null_free{nullptr};
+  h.call(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree", [] {}, &null_free);
+  cuMemFree_v2_params null_drv{0};
+  h.call(kDrv, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree", [] {}, &null_drv);
+  EXPECT_EQ(h.engine->totals().blocking, 0u);
+  cudaFree_v3020_params real{reinterpret_cast<void*>(0x1000)};
+  h.call(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree", [] {}, &real);
+  cudaFreeHost_v3020_params host{reinterpret_cast<void*>(0x2000)};
+  h.call(kRt, CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020, "cudaFreeHost", [] {}, &host);
+  EXPECT_EQ(h.engine->totals().intercepted, 4u);
+  EXPECT_EQ(h.engine->totals().blocking, 2u);
+}
+
 TEST(CuptiAdapter, ResubscribingResetsAThreadLeftInsideARuntimeCall) {
   Harness h;
   // ENTER of a runtime call whose EXIT never arrives (unsubscribed meanwhile).
