@@ -209,8 +209,7 @@ const Watched kWatched[] = {
     {RT(cudaMemset_v3020), ApiKind::Memset, "cudaMemset", rt_memset<cudaMemset_v3020_params>},
     {RT(cudaMemset_ptds_v7000), ApiKind::Memset, "cudaMemset", rt_memset<cudaMemset_ptds_v7000_params>},
     {RT(cudaFree_v3020), ApiKind::Free, "cudaFree", free_of<&cudaFree_v3020_params::devPtr>},
-    {RT(cudaFreeHost_v3020), ApiKind::Free, "cudaFreeHost",
-     free_of<&cudaFreeHost_v3020_params::ptr>},
+    {RT(cudaFreeHost_v3020), ApiKind::Free, "cudaFreeHost", free_of<&cudaFreeHost_v3020_params::ptr>},
     {RT(cudaMalloc_v3020), ApiKind::Malloc, "cudaMalloc", nullptr},
     // Driver API: for code that skips the runtime (Triton, cuSPARSE internals,
     // NCCL). Calls made from inside a watched runtime call are not counted again.
