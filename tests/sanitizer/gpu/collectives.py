@@ -12,8 +12,8 @@ Each scenario runs twice as warm-up, then once between a reset and a read of
 the sanitizer's findings (its C API, through ctypes). Every check prints ok
 or FAIL; exit 1 if any failed. With --only barrier (used for the error-mode
 run) it sets up and runs that scenario alone, with no sync of its own, and
-asserts nothing itself: the caller checks that the process was not aborted. Prints "[  SKIPPED ]" where no GPU
-or no NCCL backend exists.
+asserts nothing itself: the caller checks that the process was not aborted.
+Prints "[  SKIPPED ]" where no GPU or no NCCL backend exists.
 """
 import argparse
 import ctypes
@@ -22,6 +22,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from driver_checks import check, finish
 
 try:
     import torch
@@ -32,13 +34,6 @@ except ImportError as e:  # a CPU box whose python3 lacks torch (tests/gpu/run i
     sys.exit(77)
 
 N = 5
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def barrier(x):
@@ -150,11 +145,7 @@ def main():
     expect_rules("all_reduce_item", found["all_reduce_item"], "nosync-item", N)
     error_mode_run(args.sanitizer)
 
-    if failures:
-        print("\n%d check(s) failed:\n  %s" % (len(failures), "\n  ".join(failures)))
-        return 1
-    print("\nall checks passed")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

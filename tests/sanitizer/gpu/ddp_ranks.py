@@ -20,14 +20,9 @@ import subprocess
 import sys
 import tempfile
 
+from driver_checks import check, finish
+
 STEPS = 20
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def planted_items(rank):
@@ -162,11 +157,7 @@ def main():
     check(per_rank == want_items, "merge: item() calls per rank %s (got %s)" % (want_items, per_rank))
     print(subprocess.run([sys.executable, args.nosync_merge, log], capture_output=True, text=True).stdout)
 
-    if failures:
-        print("\n%d check(s) failed:\n  %s" % (len(failures), "\n  ".join(failures)))
-        return 1
-    print("\nall checks passed")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

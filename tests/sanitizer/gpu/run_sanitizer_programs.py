@@ -17,21 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def marker_line(source, name):
-    with open(source) as f:
-        for i, line in enumerate(f, 1):
-            if "// LINE:" + name in line:
-                return i
-    raise SystemExit("marker LINE:%s not in %s" % (name, source))
+from driver_checks import check, finish, marker_line
 
 
 class TimedOut:
@@ -210,11 +196,7 @@ def main():
             f.write("### Python hazards: nosync sanitizer vs torch.cuda.set_sync_debug_mode\n\n" + "\n".join(rows) + "\n")
         print("\n".join(rows))
 
-    if failures:
-        print("\n%d check(s) failed:\n  %s" % (len(failures), "\n  ".join(failures)))
-        return 1
-    print("\nall checks passed")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -17,21 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def marker_line(source, name):
-    with open(source) as f:
-        for i, line in enumerate(f, 1):
-            if "// LINE:" + name in line:
-                return i
-    raise SystemExit("marker LINE:%s not in %s" % (name, source))
+from driver_checks import check, finish, marker_line
 
 
 def launch_ranks(args, log, barrier, world):
@@ -119,11 +105,7 @@ def main():
         expected.values())
     check(re.search(summary, p.stdout, re.M) is not None, "merge text ends in its SUMMARY line")
 
-    if failures:
-        print("\n%d check(s) failed:\n  %s" % (len(failures), "\n  ".join(failures)))
-        return 1
-    print("\nall checks passed")
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":
