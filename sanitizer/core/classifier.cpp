@@ -107,26 +107,49 @@ RuleId rule_for_direction(Direction d, RuleId fallback) {
   return fallback;
 }
 
-// The collective a wait happened in, or null: the best c10d or NCCL frame
-// below the user frame.
-const OpPattern* collective_of(const std::vector<Frame>& frames, std::size_t end) {
-  const OpPattern* best = nullptr;
-  auto consider = [&best](const OpPattern* p) {
-    if (!best || p->priority <= best->priority) best = p;
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// A frame of the Python interpreter: the Python code that made the call sits
+// there, so c10d frames further out (a DDP comm hook or a Work callback that
+// runs Python) are not the collective the call belongs to.
+bool is_interpreter_frame(const Frame& f) {
+  const std::string base = basename_of(f.module);
+  return starts_with(base, "python") || starts_with(base, "libpython");
+}
+
+struct Collective {
+  const OpPattern* op = nullptr;  // null: not inside a collective
+  std::size_t innermost = 0;      // index of the collective frame nearest the call
+};
+
+// The collective a wait happened in: the best c10d or NCCL frame between the
+// call and the user's code (the user frame, or the Python interpreter).
+Collective collective_of(const std::vector<Frame>& frames, std::size_t end) {
+  Collective c;
+  auto consider = [&c](const OpPattern* p, std::size_t i) {
+    if (!c.op) c.innermost = i;
+    if (!c.op || p->priority <= c.op->priority) c.op = p;
   };
-  for (std::size_t i = 0; i < end; ++i) {
-    if (basename_of(frames[i].module).rfind(kNcclModule.needle, 0) == 0) {
-      consider(&kNcclModule);
+  for (std::size_t i = 0; i < end && !is_interpreter_frame(frames[i]); ++i) {
+    if (starts_with(basename_of(frames[i].module), kNcclModule.needle)) {
+      consider(&kNcclModule, i);
       continue;
     }
     const std::string_view fn = name_part(frames[i].function);
     for (const OpPattern& p : kCollectiveOps)
       if (fn.find(p.needle) != std::string_view::npos) {
-        consider(&p);
+        consider(&p, i);
         break;
       }
   }
-  return best;
+  return c;
+}
+
+// The innermost caching-allocator frame before `end`, or `end`.
+std::size_t allocator_frame(const std::vector<Frame>& frames, std::size_t end) {
+  for (std::size_t i = 0; i < end; ++i)
+    if (name_part(frames[i].function).find("CUDACachingAllocator") != std::string_view::npos) return i;
+  return end;
 }
 
 }  // namespace
@@ -149,9 +172,14 @@ RuleId rule_for_api(const SyncEvent& e) {
 Classification classify(const SyncEvent& e, const std::vector<Frame>& frames, std::size_t user_frame) {
   Classification out;
   const std::size_t end = user_frame < frames.size() ? user_frame : frames.size();
-  if (const OpPattern* c = collective_of(frames, end)) {
-    out.rule = c->rule;
-    out.op = std::string(c->op);
+  const Collective c = collective_of(frames, end);
+  // A caching-allocator miss inside a collective (its output tensor) is still
+  // the allocator's hazard, fixable the same way as anywhere else.
+  const bool allocator_inside =
+      (e.kind == ApiKind::Free || e.kind == ApiKind::Malloc) && allocator_frame(frames, end) < c.innermost;
+  if (c.op && !allocator_inside) {
+    out.rule = c.op->rule;
+    out.op = std::string(c.op->op);
     return out;
   }
   out.rule = rule_for_api(e);

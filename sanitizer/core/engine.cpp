@@ -269,7 +269,9 @@ bool Engine::finish() {
   // parent's report is the only one.
   if (forked_child_ && r.findings.empty()) return false;
   write(write_report(r));
-  return !r.findings.empty();
+  return std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) {
+    return nosync::rules::get(f.rule).severity != nosync::rules::Severity::Note;
+  });
 }
 
 std::uint64_t Engine::region_begin() {

@@ -49,7 +49,8 @@ class Engine {
 
   Report build_report();
   // Writes the exit report (once per process; a forked child writes its own
-  // only if it found something). Returns true if any finding was reported.
+  // only if it found something). Returns true if a finding above note
+  // severity was reported (what exitcode= acts on; notes never fail a run).
   bool finish();
 
   Totals totals() const;

@@ -176,8 +176,10 @@ TEST(Classifier, AllocatorCallsAreAllocatorSyncsWhateverOpCausedThem) {
   EXPECT_EQ(miss.rule, RuleId::AllocatorSync);
 }
 
-// dist.barrier() in torch 2.11: a one-element all-reduce, then WorkNCCL::wait
-// synchronizes the current stream (ProcessGroupNCCL.cpp, synchronizeInternal).
+// A wait on NCCL work in torch 2.11: WorkNCCL::wait synchronizes the current
+// stream when the work is a barrier's (ProcessGroupNCCL.cpp,
+// synchronizeInternal). On the H200, dist.barrier() showed
+// ProcessGroupNCCL::barrier further out as well (tested below).
 std::vector<Frame> barrier_path() {
   return with_user({lib("cudaStreamSynchronize", kCudart),
                     lib("c10::cuda::CUDAStream::synchronize() const", "/venv/torch/lib/libc10_cuda.so"),
@@ -197,6 +199,10 @@ TEST(Classifier, WaitsInsideACollectiveAreCollectiveWaitsNotExplicitSyncs) {
                                 "{lambda(c10d::Work&)#1}::operator()(c10d::Work&) const",
                                 "/venv/torch/lib/libtorch_python.so"));
   EXPECT_EQ(run(ev(ApiKind::StreamSync), py).op, "c10d::ProcessGroupNCCL::WorkNCCL::wait");
+  // With the barrier's own frame outside the wait, the outer named frame names it.
+  std::vector<Frame> barrier = barrier_path();
+  barrier.insert(barrier.begin() + 7, lib("c10d::ProcessGroupNCCL::barrier(c10d::BarrierOptions const&)", kCuda));
+  EXPECT_EQ(run(ev(ApiKind::StreamSync), barrier).op, "c10d::ProcessGroupNCCL::barrier");
   // The same CUDAStream::synchronize without the c10d frames is the user's.
   Classification plain = run(ev(ApiKind::StreamSync),
                              with_user({lib("cudaStreamSynchronize", kCudart),
@@ -215,7 +221,7 @@ TEST(Classifier, NcclFramesMakeEvenAnAllocationACollectiveWait) {
                                     lib("c10d::ProcessGroupNCCL::initNCCLComm(std::string const&, c10::Device&, "
                                         "c10d::OpType, int, bool)", kCuda)}));
   EXPECT_EQ(c.rule, RuleId::CollectiveWait);
-  EXPECT_EQ(c.op, "c10d (torch.distributed)") << "named by the outermost collective frame";
+  EXPECT_EQ(c.op, "c10d (torch.distributed)") << "a c10d frame names it before NCCL's module does";
   Classification inner_only = run(ev(ApiKind::StreamSync),
                                   with_user({lib("cudaStreamSynchronize", kCudart),
                                              lib("", "/venv/nvidia/nccl/lib/libnccl.so.2")}));
@@ -232,6 +238,43 @@ TEST(Classifier, AnItemOnAnAllReducedTensorIsStillAnItem) {
   std::vector<Frame> f = item_path("float at::Tensor::item<float>() const");
   f.push_back(lib("c10d::Reducer::autograd_hook(unsigned long)", kCuda));
   EXPECT_EQ(run(ev(ApiKind::StreamSync), f).rule, RuleId::Item);
+}
+
+TEST(Classifier, PythonCalledFromACollectiveCallbackKeepsItsOwnRule) {
+  // A DDP comm hook (Python) calling .item(): the c10d frames that ran the
+  // hook are beyond the interpreter frames, so they are not the call's collective.
+  const char* kPy = "/usr/bin/python3.12";
+  std::vector<Frame> f = observer_frames();
+  for (const Frame& x : {lib("cudaStreamSynchronize", kCudart),
+                         lib("at::native::_local_scalar_dense_cuda(at::Tensor const&)", kCuda),
+                         lib("at::native::item(at::Tensor const&)", kCpu),
+                         lib("torch::autograd::THPVariable_item(_object*, _object*)",
+                             "/venv/torch/lib/libtorch_python.so"),
+                         lib("_PyEval_EvalFrameDefault", kPy), lib("PyObject_Call", kPy),
+                         lib("c10d::PythonCommHook::runHook(c10d::GradBucket&)", "/venv/torch/lib/libtorch_python.so"),
+                         lib("c10d::Reducer::run_comm_hook(c10d::GradBucket&)", kCpu)})
+    f.push_back(x);
+  Classification c = run(ev(ApiKind::StreamSync), f);
+  EXPECT_EQ(c.rule, RuleId::Item);
+  EXPECT_EQ(c.op, "at::_local_scalar_dense");
+}
+
+TEST(Classifier, AnAllocatorMissInsideACollectiveIsStillTheAllocators) {
+  // all_gather allocating its output through the caching allocator.
+  std::vector<Frame> frames = with_user(
+      {lib("cudaFree", kCudart),
+       lib("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::release_cached_blocks()",
+           "/venv/torch/lib/libc10_cuda.so"),
+       lib("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, "
+           "CUstream_st*)",
+           "/venv/torch/lib/libc10_cuda.so"),
+       lib("at::native::empty_cuda(c10::ArrayRef<long>, std::optional<c10::ScalarType>)", kCuda),
+       lib("c10d::ProcessGroupNCCL::allgather(std::vector<std::vector<at::Tensor> >&, std::vector<at::Tensor>&, "
+           "c10d::AllgatherOptions const&)",
+           kCuda)});
+  EXPECT_EQ(run(ev(ApiKind::Free), frames).rule, RuleId::AllocatorSync);
+  // The same collective's stream sync is the collective's.
+  EXPECT_EQ(run(ev(ApiKind::StreamSync), barrier_path()).rule, RuleId::CollectiveWait);
 }
 
 TEST(Classifier, ApiFallbacksWithoutAnyFrames) {

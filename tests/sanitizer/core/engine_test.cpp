@@ -131,6 +131,23 @@ TEST(Engine, ErrorModeCountsACollectiveWaitAndStopsAtTheNextRealSync) {
   EXPECT_EQ(collective->count, 3u);
 }
 
+TEST(Engine, NotesAloneDoNotMakeTheRunFail) {
+  // finish() is what exitcode= acts on: a run whose only findings are a
+  // collective's waits (a note) is reported, but it did not fail.
+  TestEngine t(opts("mode=report"));
+  auto barrier = t.symbolizer->stack(barrier_at("/work/app/train.cpp", 30));
+  t.engine->record(event(ApiKind::StreamSync, "cudaStreamSynchronize", barrier));
+  EXPECT_FALSE(t.engine->finish());
+  EXPECT_NE(t.output.find("nosync-collective-wait"), std::string::npos) << t.output;
+
+  TestEngine u(opts("mode=report"));
+  auto item = u.symbolizer->stack(item_at("/work/app/train.cpp", 42));
+  u.engine->record(event(ApiKind::StreamSync, "cudaStreamSynchronize", item));
+  auto u_barrier = u.symbolizer->stack(barrier_at("/work/app/train.cpp", 30));
+  u.engine->record(event(ApiKind::StreamSync, "cudaStreamSynchronize", u_barrier));
+  EXPECT_TRUE(u.engine->finish());
+}
+
 TEST(Engine, MinStallThresholdCountsButDoesNotReport) {
   TestEngine t(opts("mode=report:min_stall_us=50"));
   auto a = t.symbolizer->stack(item_at("/work/app/train.cpp", 42));

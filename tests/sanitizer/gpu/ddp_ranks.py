@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from driver_checks import check, finish
+from driver_checks import check, finish, rank_env
 
 STEPS = 20
 
@@ -65,19 +65,19 @@ def free_port():
 
 
 def gpu_count():
+    """(number of GPUs torch sees, None if torch cannot be imported) and why not."""
     p = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
                        capture_output=True, text=True)
-    return int(p.stdout.strip()) if p.returncode == 0 and p.stdout.strip().isdigit() else None
+    if p.returncode == 0 and p.stdout.strip().isdigit():
+        return int(p.stdout.strip()), ""
+    return None, (p.stderr.strip().splitlines() or ["no output"])[-1]
 
 
 def launch(args, log, world):
     port = str(free_port())
     procs = []
     for rank in range(world):
-        env = dict(os.environ)
-        env.pop("NOSYNC_OPTIONS", None)
-        env.update({"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world),
-                    "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port})
+        env = rank_env(rank, world, MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
         cmd = [args.nosync_run, "--mode", "report", "--format", "json", "--log", log, "--",
                sys.executable, os.path.abspath(__file__), "--worker", "--backend", args.backend]
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
@@ -104,9 +104,9 @@ def main():
     if args.worker:
         return worker(args.backend)
 
-    gpus = gpu_count()
+    gpus, why = gpu_count()
     if gpus is None:
-        print("[  SKIPPED ] python3 cannot import torch; this test runs on the GPU machine")
+        print("[  SKIPPED ] %s cannot import torch (%s); this test runs on the GPU machine" % (sys.executable, why))
         return 0
     need = args.world if args.backend == "nccl" else 1
     if gpus < need:

@@ -1,5 +1,7 @@
 """What the GPU test drivers share: named checks that print ok/FAIL and add up
-to one exit status, and the "// LINE:<name>" markers of the programs they run."""
+to one exit status, the "// LINE:<name>" markers of the programs they run, and
+the environment a launcher gives each rank."""
+import os
 
 failures = []
 
@@ -25,3 +27,13 @@ def marker_line(source, name):
             if "// LINE:" + name in line:
                 return i
     raise SystemExit("marker LINE:%s not in %s" % (name, source))
+
+
+def rank_env(rank, world, **extra):
+    """The environment torchrun gives rank `rank` of `world`, plus `extra`; the
+    caller's NOSYNC_OPTIONS removed so that only the command line configures the sanitizer."""
+    env = dict(os.environ)
+    env.pop("NOSYNC_OPTIONS", None)
+    env.update({"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world)})
+    env.update({k: str(v) for k, v in extra.items()})
+    return env

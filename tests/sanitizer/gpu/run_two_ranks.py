@@ -17,16 +17,13 @@ import subprocess
 import sys
 import tempfile
 
-from driver_checks import check, finish, marker_line
+from driver_checks import check, finish, marker_line, rank_env
 
 
 def launch_ranks(args, log, barrier, world):
     procs = []
     for rank in range(world):
-        env = dict(os.environ)
-        env.pop("NOSYNC_OPTIONS", None)
-        env.update({"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world),
-                    "NOSYNC_TEST_BARRIER": barrier})
+        env = rank_env(rank, world, NOSYNC_TEST_BARRIER=barrier)
         cmd = [args.nosync_run, "--mode", "report", "--format", "json", "--log", log, "--", args.program, "ranked"]
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     results = []
