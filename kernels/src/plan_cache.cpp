@@ -49,11 +49,9 @@ bool capturing(cudaStream_t s) {
   return st != cudaStreamCaptureStatusNone;
 }
 
-int64_t elem_size_of(const Gathered& g) { return static_cast<int64_t>(c10::elementSize(g.dtype)); }
-
 Entry* find(const Gathered& g) {
   const auto& slots = *g.slots;
-  const int64_t elem_size = elem_size_of(g);
+  const int64_t elem_size = g.elem_size();
   for (auto& e : cache().entries) {
     if (e->hash == g.hash && e->device == g.device.index() && e->elem_size == elem_size &&
         e->key.size() == slots.size() &&
@@ -81,7 +79,7 @@ Entry* build(const Gathered& g, cudaStream_t stream) {
   auto e = std::make_unique<Entry>();
   e->hash = g.hash;
   e->device = g.device.index();
-  e->elem_size = elem_size_of(g);
+  e->elem_size = g.elem_size();
   e->key = slots;
   e->plan = upload_plan(slots, e->elem_size, g.device, stream);
   e->streams.push_back(stream);

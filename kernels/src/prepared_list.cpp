@@ -87,7 +87,7 @@ std::shared_ptr<PreparedState> prepare(at::TensorList list, Select select) {
     C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &st));
     TORCH_CHECK(st == cudaStreamCaptureStatusNone,
                 "nosync::kernels::PreparedList: construct it outside CUDA-graph capture (it uploads its plan)");
-    s->plan = upload_plan(*g.slots, static_cast<int64_t>(c10::elementSize(g.dtype)), g.device, stream);
+    s->plan = upload_plan(*g.slots, g.elem_size(), g.device, stream);
   }
   return s;
 }

@@ -27,6 +27,7 @@ struct Gathered {
   uint64_t hash = 0;                      // of (ptr, numel) pairs, for the plan cache
   const std::vector<engine::TensorSlot>* slots = nullptr;  // CUDA lists
   const std::vector<const at::Tensor*>* tensors = nullptr; // CPU lists (in order)
+  int64_t elem_size() const { return static_cast<int64_t>(c10::elementSize(dtype)); }  // plans count bytes
   bool empty() const { return count == 0; }
   bool is_cuda() const { return device.is_cuda(); }
 };

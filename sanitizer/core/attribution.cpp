@@ -36,6 +36,11 @@ constexpr std::string_view kRuntimeSourceDirs[] = {"/torch/include/", "/include/
 
 }  // namespace
 
+bool is_interpreter_frame(const Frame& f) {
+  const std::string base = basename_of(f.module);
+  return starts_with(base, "python") || starts_with(base, "libpython");
+}
+
 bool is_observer_frame(const Frame& f) {
   const std::string base = basename_of(f.module);
   for (std::string_view m : kObserverModules)
@@ -48,7 +53,7 @@ bool is_runtime_frame(const Frame& f) {
   const std::string base = basename_of(f.module);
   for (std::string_view m : kRuntimeModules)
     if (starts_with(base, m)) return true;
-  if (starts_with(base, "libpython") || starts_with(base, "python")) return true;
+  if (is_interpreter_frame(f)) return true;
   // Return-type prefixes ("float at::Tensor::item<float>() const") are skipped
   // by looking at the qualified name after the last space before '('.
   std::string_view fn = f.function;

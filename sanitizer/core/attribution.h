@@ -13,6 +13,10 @@ namespace nosync::san {
 // True for frames that belong to a runtime library rather than to user code.
 bool is_runtime_frame(const Frame& f);
 
+// True for frames of the Python interpreter (python3.x, libpython): where a
+// Python program's own code sits on a native stack.
+bool is_interpreter_frame(const Frame& f);
+
 // True for frames of the machinery that observed the call (sanitizer, CUPTI,
 // libcuda): they are dropped from printed stacks.
 bool is_observer_frame(const Frame& f);

@@ -107,23 +107,15 @@ RuleId rule_for_direction(Direction d, RuleId fallback) {
   return fallback;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-// A frame of the Python interpreter: the Python code that made the call sits
-// there, so c10d frames further out (a DDP comm hook or a Work callback that
-// runs Python) are not the collective the call belongs to.
-bool is_interpreter_frame(const Frame& f) {
-  const std::string base = basename_of(f.module);
-  return starts_with(base, "python") || starts_with(base, "libpython");
-}
-
 struct Collective {
   const OpPattern* op = nullptr;  // null: not inside a collective
   std::size_t innermost = 0;      // index of the collective frame nearest the call
 };
 
 // The collective a wait happened in: the best c10d or NCCL frame between the
-// call and the user's code (the user frame, or the Python interpreter).
+// call and the user's code (the user frame, or the Python interpreter: c10d
+// frames beyond it, such as a DDP comm hook running Python, are not the
+// collective this call belongs to).
 Collective collective_of(const std::vector<Frame>& frames, std::size_t end) {
   Collective c;
   auto consider = [&c](const OpPattern* p, std::size_t i) {
@@ -131,7 +123,7 @@ Collective collective_of(const std::vector<Frame>& frames, std::size_t end) {
     if (!c.op || p->priority <= c.op->priority) c.op = p;
   };
   for (std::size_t i = 0; i < end && !is_interpreter_frame(frames[i]); ++i) {
-    if (starts_with(basename_of(frames[i].module), kNcclModule.needle)) {
+    if (basename_of(frames[i].module).rfind(kNcclModule.needle, 0) == 0) {
       consider(&kNcclModule, i);
       continue;
     }

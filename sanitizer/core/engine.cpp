@@ -203,7 +203,7 @@ Report Engine::build_report_locked() {
       function = "<sites beyond max_sites>";
     } else {
       for (const Frame& f : s->frames)
-        if (basename_of(f.module).rfind("python", 0) == 0 || basename_of(f.module).rfind("libpython", 0) == 0) {
+        if (is_interpreter_frame(f)) {
           function = "<python>";
           break;
         }

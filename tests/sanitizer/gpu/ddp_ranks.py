@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from driver_checks import check, finish, rank_env
+from driver_checks import check, finish, run_ranks
 
 STEPS = 20
 
@@ -74,23 +74,11 @@ def gpu_count():
 
 
 def launch(args, log, world):
-    port = str(free_port())
-    procs = []
-    for rank in range(world):
-        env = rank_env(rank, world, MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-        cmd = [args.nosync_run, "--mode", "report", "--format", "json", "--log", log, "--",
-               sys.executable, os.path.abspath(__file__), "--worker", "--backend", args.backend]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    for rank, p in enumerate(procs):
-        try:
-            out, err = p.communicate(timeout=240)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-        print("rank %d (pid %d) -> rc %d\n  stdout: %s\n  stderr: %s"
-              % (rank, p.pid, p.returncode, out.strip()[-500:], err.strip()[-1500:]), flush=True)
+    argv = [sys.executable, os.path.abspath(__file__), "--worker", "--backend", args.backend]
+    results = run_ranks(args.nosync_run, log, argv, world, 240, MASTER_ADDR="127.0.0.1", MASTER_PORT=free_port())
+    for rank, (p, out) in enumerate(results):
         check(p.returncode == 0 and ("rank %d done" % rank) in out, "rank %d trained and exited 0" % rank)
-    return procs
+    return [p for p, _ in results]
 
 
 def main():

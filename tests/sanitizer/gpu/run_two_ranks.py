@@ -17,26 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from driver_checks import check, finish, marker_line, rank_env
-
-
-def launch_ranks(args, log, barrier, world):
-    procs = []
-    for rank in range(world):
-        env = rank_env(rank, world, NOSYNC_TEST_BARRIER=barrier)
-        cmd = [args.nosync_run, "--mode", "report", "--format", "json", "--log", log, "--", args.program, "ranked"]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    results = []
-    for rank, p in enumerate(procs):
-        try:
-            out, err = p.communicate(timeout=180)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-        print("rank %d (pid %d) -> rc %d\n  stdout: %s\n  stderr: %s"
-              % (rank, p.pid, p.returncode, out.strip()[-800:], err.strip()[-1500:]))
-        results.append((p, out))
-    return results
+from driver_checks import check, finish, marker_line, run_ranks
 
 
 def main():
@@ -55,7 +36,7 @@ def main():
     world = 2
     expected = {rank: 3 + 2 * rank for rank in range(world)}
 
-    results = launch_ranks(args, log, barrier, world)
+    results = run_ranks(args.nosync_run, log, [args.program, "ranked"], world, 180, NOSYNC_TEST_BARRIER=barrier)
     if any(p.returncode == 77 or "[  SKIPPED ]" in out for p, out in results):
         print("[  SKIPPED ] no CUDA GPU on this machine; run tests/gpu/run on the GPU machine")
         return 0
