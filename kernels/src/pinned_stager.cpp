@@ -39,12 +39,24 @@ PinnedStager::~PinnedStager() = default;
 
 at::Tensor PinnedStager::stage(const at::Tensor& cpu_tensor) {
   TORCH_CHECK(cpu_tensor.defined() && cpu_tensor.device().is_cpu(), "PinnedStager::stage: expected a CPU tensor");
+  at::Tensor dst = at::empty(cpu_tensor.sizes(), cpu_tensor.options().device(impl_->device));
+  stage_into(cpu_tensor, dst);
+  return dst;
+}
+
+void PinnedStager::stage_into(const at::Tensor& cpu_tensor, at::Tensor& dst) {
+  TORCH_CHECK(cpu_tensor.defined() && cpu_tensor.device().is_cpu(),
+              "PinnedStager::stage_into: expected a CPU tensor");
   Impl& m = *impl_;
+  TORCH_CHECK(dst.defined() && dst.device() == m.device, "PinnedStager::stage_into: the destination must be on ",
+              m.device);
+  TORCH_CHECK(dst.sizes() == cpu_tensor.sizes() && dst.scalar_type() == cpu_tensor.scalar_type(),
+              "PinnedStager::stage_into: the destination has shape ", dst.sizes(), " and dtype ", dst.scalar_type(),
+              ", the source ", cpu_tensor.sizes(), " and ", cpu_tensor.scalar_type());
   c10::cuda::CUDAGuard guard(m.device);
   const at::Tensor src = cpu_tensor.contiguous();
-  at::Tensor dst = at::empty(src.sizes(), src.options().device(m.device));
   const auto bytes = static_cast<int64_t>(src.nbytes());
-  if (bytes == 0) return dst;
+  if (bytes == 0) return;
 
   Impl::Slot& s = m.ring[m.next];
   m.next = (m.next + 1) % m.ring.size();
@@ -59,7 +71,6 @@ at::Tensor PinnedStager::stage(const at::Tensor& cpu_tensor) {
   dst.copy_(staged, /*non_blocking=*/true);
   C10_CUDA_CHECK(cudaEventRecord(s.consumed, at::cuda::getCurrentCUDAStream(m.device.index()).stream()));
   s.used = true;
-  return dst;
 }
 
 }  // namespace nosync::kernels

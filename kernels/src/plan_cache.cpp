@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "engine/launch.h"
 #include "tensor_list.h"
 
 namespace nosync::kernels::detail {
@@ -26,6 +27,7 @@ struct Entry {
   std::shared_ptr<UploadedPlan> plan;
   bool ready = false;      // upload known complete
   bool captured = false;   // used inside a graph capture: never evicted
+  bool eager_written = true;  // false for a plan built in capture until written outside it
   std::vector<cudaStream_t> streams;  // streams recorded with the allocator
   uint64_t last_use = 0;
 };
@@ -71,17 +73,18 @@ void evict_if_full() {
 }
 
 Entry* build(const Gathered& g, cudaStream_t stream) {
-  TORCH_CHECK(!capturing(stream), g.op,
-              ": this tensor list was not used before, and a CUDA graph is being captured. Call the op once "
-              "with the same tensors before capture (a warm-up run): its work plan is uploaded then and "
-              "reused by the graph");
+  // A list first seen in capture (typically gradients that backward
+  // allocated in the graph's pool) is written by the graph itself.
+  const bool cap = capturing(stream);
   const auto& slots = *g.slots;
   auto e = std::make_unique<Entry>();
   e->hash = g.hash;
   e->device = g.device.index();
   e->elem_size = g.elem_size();
   e->key = slots;
-  e->plan = upload_plan(slots, e->elem_size, g.device, stream);
+  e->plan = upload_plan(slots, e->elem_size, g.device, stream, cap);
+  e->ready = cap;  // nothing to wait for: the writes are in the stream (graph) order
+  e->eager_written = !cap;
   e->streams.push_back(stream);
   ++cache().built;
   evict_if_full();
@@ -102,6 +105,14 @@ void prepare_for(Entry& e, cudaStream_t stream) {
     if (st == cudaErrorNotReady) (void)cudaGetLastError();  // not an error: clear it
     else C10_CUDA_CHECK(st);
     e.ready = st == cudaSuccess;
+  }
+  // Built in capture, used outside it: the bytes reach the device only when
+  // the graph runs, so write them once on this stream too.
+  if (!cap && !e.eager_written) {
+    const auto* p = e.plan.get();
+    C10_CUDA_CHECK(engine::write_from_params(p->device_blob.data_ptr(), p->host_blob.const_data_ptr(),
+                                             p->shape.bytes, stream));
+    e.eager_written = true;
   }
   if (std::find(e.streams.begin(), e.streams.end(), stream) != e.streams.end()) return;
   // Inside capture the wait must be an external-event node: a plain wait on
@@ -132,14 +143,22 @@ DevicePlan UploadedPlan::device_plan() const {
 }
 
 std::shared_ptr<UploadedPlan> upload_plan(const std::vector<engine::TensorSlot>& slots, int64_t elem_size,
-                                          c10::Device device, cudaStream_t stream) {
+                                          c10::Device device, cudaStream_t stream, bool in_capture) {
   auto p = std::make_shared<UploadedPlan>();
   const auto n = static_cast<int64_t>(slots.size());
   p->shape = engine::measure_plan(slots.data(), n, elem_size);
   const auto bytes = static_cast<int64_t>(p->shape.bytes);
-  p->host_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  p->host_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(!in_capture));
   engine::write_plan(slots.data(), n, p->shape, p->host_blob.data_ptr());
   p->device_blob = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device));
+  if (in_capture) {
+    // No copy node from host memory the graph would have to keep alive and
+    // unchanged (PyTorch reverted #119153 over that): kernel parameters.
+    C10_CUDA_CHECK(engine::write_from_params(p->device_blob.data_ptr(), p->host_blob.const_data_ptr(),
+                                             p->shape.bytes, stream));
+    p->upload_stream = stream;
+    return p;
+  }
   C10_CUDA_CHECK(cudaMemcpyAsync(p->device_blob.data_ptr(), p->host_blob.data_ptr(), p->shape.bytes,
                                  cudaMemcpyHostToDevice, stream));
   C10_CUDA_CHECK(cudaEventCreateWithFlags(&p->uploaded, cudaEventDisableTiming));

@@ -6,7 +6,9 @@
 // capture (the copy's source would change under the graph, the reason PyTorch
 // reverted #119153). Instead the plan is built and uploaded once per distinct
 // list (same pointers, sizes and element size) and found again by hash + exact
-// compare.
+// compare. A list first seen inside graph capture (gradients that backward
+// allocates in the graph's pool) is written by kernels whose parameters carry
+// the plan: the graph then owns the bytes and rewrites them on every replay.
 // Plans are immutable after upload, so any stream may use one; per-call
 // scratch (the partials) is allocated per call from the caching allocator.
 #pragma once
@@ -30,12 +32,14 @@ struct DevicePlan {
 };
 
 // A plan built from `slots` (elements of `elem_size` bytes) and uploaded with
-// one cudaMemcpyAsync from pinned memory on `stream`. Immutable afterwards; owns both buffers.
+// one cudaMemcpyAsync from pinned memory on `stream`, or, inside capture, by
+// write_from_params (no event then: the graph's own nodes write it first).
+// Immutable afterwards; owns both buffers.
 struct UploadedPlan {
   engine::PlanShape shape;
-  at::Tensor host_blob;    // pinned
+  at::Tensor host_blob;    // pinned (plain host memory for a plan built in capture)
   at::Tensor device_blob;
-  cudaEvent_t uploaded = nullptr;
+  cudaEvent_t uploaded = nullptr;  // null for a plan built in capture
   cudaStream_t upload_stream = nullptr;
   UploadedPlan() = default;
   UploadedPlan(const UploadedPlan&) = delete;
@@ -44,11 +48,10 @@ struct UploadedPlan {
   DevicePlan device_plan() const;
 };
 std::shared_ptr<UploadedPlan> upload_plan(const std::vector<engine::TensorSlot>& slots, int64_t elem_size,
-                                          c10::Device device, cudaStream_t stream);
+                                          c10::Device device, cudaStream_t stream, bool in_capture = false);
 
 // Returns the plan for the gathered CUDA list, building and uploading it on a
-// miss, and makes `stream` safe to use it. Throws if a miss happens while
-// `stream` is capturing a CUDA graph (warm up outside capture first).
+// miss (inside capture too), and makes `stream` safe to use it.
 DevicePlan plan_for(const Gathered& g, cudaStream_t stream);
 
 // For tests and benchmarks: number of plans built so far, and a reset.

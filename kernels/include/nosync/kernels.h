@@ -155,6 +155,9 @@ class PinnedStager {
   PinnedStager& operator=(const PinnedStager&) = delete;
 
   at::Tensor stage(const at::Tensor& cpu_tensor);
+  // The same into an existing device tensor of the same shape and dtype (a
+  // CUDA graph's static input), instead of a new one.
+  void stage_into(const at::Tensor& cpu_tensor, at::Tensor& dst);
 
  private:
   struct Impl;
@@ -162,3 +165,5 @@ class PinnedStager {
 };
 
 }  // namespace nosync::kernels
+
+#include <nosync/step_graph.h>  // StepGraph: a sync-free step captured in a CUDA graph

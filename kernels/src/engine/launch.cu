@@ -4,6 +4,8 @@
 #include "engine/launch.h"
 #include "engine/multi_tensor.cuh"
 
+#include <cstring>
+
 namespace nosync::kernels::engine {
 namespace {
 
@@ -28,12 +30,37 @@ cudaError_t with_fn(ReduceOp op, F&& f) {
   return cudaErrorInvalidValue;
 }
 
+// A kernel's parameters are limited to 4 KB: the chunk, the pointer and the
+// count fit below that.
+constexpr int kParamChunk = 3968;
+struct ParamChunk {
+  unsigned char bytes[kParamChunk];
+};
+
+__global__ void write_chunk_kernel(unsigned char* dst, ParamChunk chunk, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = chunk.bytes[i];
+}
+
 // Enough per-tensor warps for the whole list.
 unsigned per_tensor_blocks(int32_t num_tensors) {
   return static_cast<unsigned>((num_tensors + kWarpsPerBlock - 1) / kWarpsPerBlock);
 }
 
 }  // namespace
+
+cudaError_t write_from_params(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
+  for (size_t at = 0; at < bytes; at += kParamChunk) {
+    ParamChunk chunk;
+    const int n = static_cast<int>(bytes - at < kParamChunk ? bytes - at : kParamChunk);
+    memcpy(chunk.bytes, in + at, static_cast<size_t>(n));
+    write_chunk_kernel<<<1, 256, 0, stream>>>(out + at, chunk, n);
+    const cudaError_t st = cudaGetLastError();
+    if (st != cudaSuccess) return st;
+  }
+  return cudaSuccess;
+}
 
 size_t accumulator_bytes(DType dtype) { return dtype == DType::kF64 ? sizeof(double) : sizeof(float); }
 

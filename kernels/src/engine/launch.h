@@ -59,4 +59,10 @@ cudaError_t scale_in_place(DType dtype, const PlanView& plan, const double* coef
 
 size_t accumulator_bytes(DType dtype);
 
+// Writes `bytes` of host memory `src` to device memory `dst` with kernels whose
+// parameters carry the bytes (< 4 KB per launch). Inside CUDA-graph capture
+// this puts host data into the graph with no host buffer to keep alive and no
+// host-to-device copy node: the bytes live in the graph's kernel nodes.
+cudaError_t write_from_params(void* dst, const void* src, size_t bytes, cudaStream_t stream);
+
 }  // namespace nosync::kernels::engine
