@@ -281,7 +281,7 @@ def torch_flags(torch_includes):
 def compile_args(project, root, path, torch_includes, extra_flags):
     per_file = project.get("per_file_include_dirs", {})
     dirs = per_file.get(path, project["include_dirs"])
-    args = ["-std=c++17"]
+    args = ["-std=" + project.get("std", "c++17")]
     for d in dirs:
         args.append("-I" + os.path.normpath(os.path.join(root, d)))
     for d in project.get("defines", []):
