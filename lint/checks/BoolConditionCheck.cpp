@@ -1,5 +1,8 @@
 #include "BoolConditionCheck.h"
 
+#include "utils/AstHelpers.h"
+#include "utils/OpTable.h"
+#include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
@@ -21,7 +24,7 @@ bool mentionsNonFinite(const Stmt *S) {
     return false;
   if (const auto *Call = dyn_cast<CallExpr>(S))
     if (const FunctionDecl *F = Call->getDirectCallee(); F && F->getDeclName().isIdentifier())
-      if (llvm::is_contained({"isnan", "isinf", "isfinite", "isneginf", "isposinf", "nan_to_num"}, F->getName()))
+      if (inGroup(OpGroup::NonFinitePredicate, F->getName()))
         return true;
   return llvm::any_of(S->children(), mentionsNonFinite);
 }
@@ -33,30 +36,30 @@ std::string adviceFor(const Expr *Call, ASTContext &Ctx) {
            "(tensors) sets a device flag without a sync; read it late (every N steps) or act on it with "
            "torch::where";
   StringRef Macro = outermostMacroName(Call->getBeginLoc(), Ctx);
-  if (llvm::is_contained({"TORCH_CHECK", "AT_ASSERT", "TORCH_INTERNAL_ASSERT", "assert", "AT_CHECK"}, Macro))
+  if (inGroup(OpGroup::AssertMacro, Macro))
     return "assert on the device instead: at::_assert_async(condition_tensor) fails the stream without "
            "stopping the host";
   return "compute both outcomes on the device and select with torch::where(mask, a, b), or keep the "
          "decision in a device tensor and read it once outside the hot loop";
 }
 
+// Reads that yield a host bool, which nosync-bool-condition owns in a
+// condition.
+bool isBranchRead(const OpEntry &E) { return E.in_condition == RuleId::BoolCondition && E.is_static(); }
+
 }  // namespace
 
 BoolConditionCheck::BoolConditionCheck(StringRef Name, ClangTidyContext *Context)
-    : RuleCheck(Name, Context, ::nosync::rules::RuleId::BoolCondition) {}
+    : RuleCheck(Name, Context, Id) {}
 
 void BoolConditionCheck::registerMatchers(MatchFinder *Finder) {
-  Finder->addMatcher(
-      callExpr(anyOf(torch_matchers::tensorMethodCall({"item", "is_nonzero", "equal", "allclose"}),
-                     torch_matchers::torchFunctionCall({"equal", "allclose", "is_nonzero"})))
-          .bind("read"),
-      this);
+  Finder->addMatcher(callExpr(opCall(isBranchRead)).bind("read"), this);
 }
 
 void BoolConditionCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CallExpr>("read");
   ASTContext &Ctx = *Result.Context;
-  if (!isInControlFlowCondition(Call, Ctx))
+  if (!opOfCall(Call, isBranchRead) || !isInControlFlowCondition(Call, Ctx))
     return;
   // Every tensor involved on the CPU: comparing host memory costs nothing.
   bool AllOnCpu = true;

@@ -13,6 +13,9 @@ namespace clang::tidy::nosync {
 /// nosync-hidden-sync (the others).
 class BoolConditionCheck : public RuleCheck {
 public:
+  /// The catalog entry this check reports (and is registered) under.
+  static constexpr ::nosync::rules::RuleId Id = ::nosync::rules::RuleId::BoolCondition;
+
   BoolConditionCheck(StringRef Name, ClangTidyContext *Context);
   void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;

@@ -1,5 +1,8 @@
 #include "DeviceToHostCheck.h"
 
+#include "utils/AstHelpers.h"
+#include "utils/OpTable.h"
+#include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
@@ -11,12 +14,11 @@ using namespace clang::ast_matchers;
 namespace clang::tidy::nosync {
 namespace {
 
-constexpr const char *kAdvice =
-    "if the host needs the values this step, batch them into one copy (torch::stack({...}).cpu()); "
-    "otherwise copy non_blocking into a pinned buffer (pinned.copy_(t, /*non_blocking=*/true)), record a "
-    "CUDA event, and synchronize on the event only where the host reads the buffer";
+std::string advice() { return std::string(::nosync::rules::get(Op::Cpu).advice); }
 
-// `x.cpu().data_ptr<T>()[i]`: a one-element read that nosync-item reports.
+bool isMove(const OpEntry &E) { return E.op == Op::Cpu || E.op == Op::To; }
+
+// `x.cpu().data_ptr<T>()[i]`: a one-element read (the op table's ElementRead).
 bool feedsElementRead(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
   const DynTypedNode Node = DynTypedNode::create(*Call);
   DynTypedNodeList Parents = Ctx.getParents(Node);
@@ -25,8 +27,7 @@ bool feedsElementRead(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
          isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, MemberExpr>(Parents[0].get<Expr>()))
     Parents = Ctx.getParents(Parents[0]);
   const auto *Ptr = Parents.empty() ? nullptr : Parents[0].get<CXXMemberCallExpr>();
-  StringRef Name = tensorMethodName(Ptr);
-  if (Name != "data_ptr" && Name != "data" && Name != "const_data_ptr")
+  if (!opOfCall(Ptr, [](const OpEntry &E) { return E.op == Op::ElementRead; }))
     return false;
   DynTypedNodeList Up = Ctx.getParents(*Ptr);
   while (!Up.empty() && Up[0].get<ImplicitCastExpr>())
@@ -42,11 +43,11 @@ bool feedsElementRead(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
 }  // namespace
 
 DeviceToHostCheck::DeviceToHostCheck(StringRef Name, ClangTidyContext *Context)
-    : RuleCheck(Name, Context, ::nosync::rules::RuleId::DeviceToHost) {}
+    : RuleCheck(Name, Context, Id) {}
 
 void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
-  Finder->addMatcher(cxxMemberCallExpr(torch_matchers::tensorMethodCall({"cpu", "to"})).bind("move"), this);
-  Finder->addMatcher(cxxMemberCallExpr(torch_matchers::tensorMethodCall({"copy_"})).bind("copy"), this);
+  Finder->addMatcher(cxxMemberCallExpr(opCall(isMove)).bind("move"), this);
+  Finder->addMatcher(cxxMemberCallExpr(opCall({Op::CopyInto})).bind("copy"), this);
 }
 
 void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
@@ -57,21 +58,27 @@ void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
 }
 
 void DeviceToHostCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
-  if (tensorMethodName(Call) == "to") {
+  const OpEntry *Move = opOfCall(Call, isMove);
+  if (!Move)
+    return;
+  if (Move->op == Op::To) {
     const Expr *Dev = deviceArgOfTo(Call);
     if (!Dev || classifyDevice(Dev, Ctx) != DeviceKind::Cpu)
       return;  // dtype conversions, to(other), moves to the GPU
     if (nonBlockingArg(Call, Ctx) != NonBlocking::No)
       return;  // already asynchronous; the reader must wait on an event
   }
-  if (isProvablyOnCpu(receiverOf(Call), Ctx) || feedsElementRead(Call, Ctx))
+  // A one-element read through the copy is reported once, by the op that
+  // outranks the other (ElementRead: nosync-item).
+  if (isProvablyOnCpu(receiverOf(Call), Ctx) ||
+      (::nosync::rules::outranks(Op::ElementRead, Move->op) && feedsElementRead(Call, Ctx)))
     return;
   Finding F;
   F.Site = Call;
   F.Loc = callNameLoc(Call);
   F.What = "'" + tensorMethodName(Call).str() + "()' to the CPU";
   F.Value = receiverOf(Call);
-  F.Advice = kAdvice;
+  F.Advice = advice();
   report(std::move(F), Ctx);
 }
 
@@ -92,7 +99,7 @@ void DeviceToHostCheck::checkCopyInto(const CXXMemberCallExpr *Copy, ASTContext 
   F.Loc = callNameLoc(Copy);
   F.What = "'copy_()' into a CPU tensor";
   F.Value = Copy->getArg(0);
-  F.Advice = kAdvice;
+  F.Advice = advice();
   report(std::move(F), Ctx);
 }
 

@@ -12,6 +12,9 @@ namespace clang::tidy::nosync {
 /// `.cpu()` that only feeds `data_ptr<T>()[i]` (nosync-item reports that).
 class DeviceToHostCheck : public RuleCheck {
 public:
+  /// The catalog entry this check reports (and is registered) under.
+  static constexpr ::nosync::rules::RuleId Id = ::nosync::rules::RuleId::DeviceToHost;
+
   DeviceToHostCheck(StringRef Name, ClangTidyContext *Context);
   void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;

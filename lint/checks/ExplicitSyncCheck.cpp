@@ -1,5 +1,8 @@
 #include "ExplicitSyncCheck.h"
 
+#include "utils/AstHelpers.h"
+#include "utils/OpTable.h"
+#include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
@@ -11,14 +14,7 @@ using namespace clang::ast_matchers;
 namespace clang::tidy::nosync {
 namespace {
 
-constexpr const char *kDeviceAdvice =
-    "remove it: the caching allocator and stream order already make later work safe; if it is there "
-    "for timing, time with CUDA events (cudaEventRecord + cudaEventElapsedTime) and read them once "
-    "outside the loop";
-constexpr const char *kStreamAdvice =
-    "order the streams on the device instead: record an event on the producing stream and make the "
-    "consuming stream wait for it (cudaStreamWaitEvent, or CUDAEvent::block(stream)); the host never "
-    "blocks";
+bool isExplicitSync(const OpEntry &E) { return E.rule == RuleId::ExplicitSync && E.is_static(); }
 
 // "CUDAStream::synchronize", "torch::cuda::synchronize", "cudaDeviceSynchronize".
 std::string displayName(const FunctionDecl *F) {
@@ -30,32 +26,22 @@ std::string displayName(const FunctionDecl *F) {
 }  // namespace
 
 ExplicitSyncCheck::ExplicitSyncCheck(StringRef Name, ClangTidyContext *Context)
-    : RuleCheck(Name, Context, ::nosync::rules::RuleId::ExplicitSync) {}
+    : RuleCheck(Name, Context, Id) {}
 
 void ExplicitSyncCheck::registerMatchers(MatchFinder *Finder) {
-  auto DeviceWide = functionDecl(hasAnyName(
-      "::torch::cuda::synchronize", "::at::cuda::device_synchronize", "::c10::cuda::device_synchronize",
-      "::cudaDeviceSynchronize", "::cudaThreadSynchronize", "::cuCtxSynchronize"));
-  auto StreamOrEvent = functionDecl(hasAnyName(
-      "::c10::cuda::stream_synchronize", "::at::cuda::stream_synchronize", "::cudaStreamSynchronize",
-      "::cudaEventSynchronize", "::cuStreamSynchronize", "::cuEventSynchronize"));
-  auto SyncMethod = cxxMethodDecl(
-      hasName("synchronize"),
-      ofClass(cxxRecordDecl(hasAnyName("::c10::cuda::CUDAStream", "::at::cuda::CUDAEvent", "::c10::Stream",
-                                       "::c10::Event"))));
-  Finder->addMatcher(callExpr(callee(DeviceWide)).bind("device"), this);
-  Finder->addMatcher(callExpr(callee(functionDecl(anyOf(StreamOrEvent, SyncMethod)))).bind("stream"), this);
+  Finder->addMatcher(callExpr(opCall(isExplicitSync)).bind("sync"), this);
 }
 
 void ExplicitSyncCheck::check(const MatchFinder::MatchResult &Result) {
-  const auto *Device = Result.Nodes.getNodeAs<CallExpr>("device");
-  const CallExpr *Call = Device ? Device : Result.Nodes.getNodeAs<CallExpr>("stream");
-  const FunctionDecl *Callee = Call->getDirectCallee();
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("sync");
+  const OpEntry *Sync = opOfCall(Call, isExplicitSync);
+  if (!Sync)
+    return;
   Finding F;
   F.Site = Call;
   F.Loc = callNameLoc(Call);
-  F.What = "'" + displayName(Callee) + "()'";
-  F.Advice = Device ? kDeviceAdvice : kStreamAdvice;
+  F.What = "'" + displayName(Call->getDirectCallee()) + "()'";
+  F.Advice = std::string(Sync->advice);
   report(std::move(F), *Result.Context);
 }
 

@@ -14,6 +14,9 @@ namespace clang::tidy::nosync {
 /// (timing, shutdown) and is reported at the low severity.
 class ExplicitSyncCheck : public RuleCheck {
 public:
+  /// The catalog entry this check reports (and is registered) under.
+  static constexpr ::nosync::rules::RuleId Id = ::nosync::rules::RuleId::ExplicitSync;
+
   ExplicitSyncCheck(StringRef Name, ClangTidyContext *Context);
   void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;

@@ -1,5 +1,8 @@
 #include "ItemCheck.h"
 
+#include "utils/AstHelpers.h"
+#include "utils/OpTable.h"
+#include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
@@ -55,20 +58,23 @@ std::string adviceFor(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
   return "";
 }
 
+// Host reads of a tensor value: item() (the rows of rule nosync-item that are
+// plain calls).
+bool isValueRead(const OpEntry &E) {
+  return E.rule == RuleId::Item && E.form == OpForm::Call && E.is_static();
+}
+
 }  // namespace
 
 ItemCheck::ItemCheck(StringRef Name, ClangTidyContext *Context)
-    : RuleCheck(Name, Context, ::nosync::rules::RuleId::Item) {}
+    : RuleCheck(Name, Context, Id) {}
 
 void ItemCheck::registerMatchers(MatchFinder *Finder) {
-  Finder->addMatcher(cxxMemberCallExpr(torch_matchers::tensorMethodCall({"item"})).bind("item"), this);
+  Finder->addMatcher(cxxMemberCallExpr(opCall(isValueRead)).bind("item"), this);
   // x.cpu().data_ptr<float>()[0] and *x.cpu().data_ptr<float>()
-  auto HostCopy = cxxMemberCallExpr(anyOf(torch_matchers::tensorMethodCall({"cpu"}),
-                                          torch_matchers::tensorMethodCall({"to"})))
-                      .bind("cpu");
-  auto PtrOfHostCopy = ignoringParenImpCasts(
-      cxxMemberCallExpr(torch_matchers::tensorMethodCall({"data_ptr", "data", "const_data_ptr"}),
-                        on(ignoringImplicit(HostCopy))));
+  auto HostCopy = cxxMemberCallExpr(opCall({Op::Cpu, Op::To})).bind("cpu");
+  auto PtrOfHostCopy =
+      ignoringParenImpCasts(cxxMemberCallExpr(opCall({Op::ElementRead}), on(ignoringImplicit(HostCopy))));
   Finder->addMatcher(arraySubscriptExpr(hasBase(PtrOfHostCopy)), this);
   Finder->addMatcher(unaryOperator(hasOperatorName("*"), hasUnaryOperand(PtrOfHostCopy)), this);
 }
@@ -81,7 +87,12 @@ void ItemCheck::check(const MatchFinder::MatchResult &Result) {
 }
 
 void ItemCheck::checkItemCall(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
-  if (isInControlFlowCondition(Call, Ctx) || isProvablyOnCpu(receiverOf(Call), Ctx))
+  const OpEntry *Read = opOfCall(Call, isValueRead);
+  // In a condition the read belongs to the op's InCondition rule.
+  auto OwnedHere = [&](const Expr *Value) {
+    return Read->static_rule(isInControlFlowCondition(Value, Ctx)) == RuleId::Item;
+  };
+  if (!Read || !OwnedHere(Call) || isProvablyOnCpu(receiverOf(Call), Ctx))
     return;
   Finding F;
   F.Site = Call;
@@ -90,7 +101,7 @@ void ItemCheck::checkItemCall(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
   F.Value = receiverOf(Call);
   F.Advice = adviceFor(Call, Ctx);
   if (const CXXMemberCallExpr *Conv = scalarConversionOf(Call, Ctx)) {
-    if (isInControlFlowCondition(Conv, Ctx))
+    if (!OwnedHere(Conv))
       return;
     StringRef Type = itemTypeForConversion(Conv->getMethodDecl()->getName());
     F.What = "'item()." + Conv->getMethodDecl()->getName().str() + "()'";
@@ -103,7 +114,7 @@ void ItemCheck::checkItemCall(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
 
 void ItemCheck::checkHostElementRead(const CXXMemberCallExpr *CpuCall, ASTContext &Ctx) {
   // `.to(...)` only counts when it moves to the CPU.
-  if (tensorMethodName(CpuCall) == "to") {
+  if (opOfCall(CpuCall, [](const OpEntry &E) { return E.op == Op::To; })) {
     const Expr *Dev = deviceArgOfTo(CpuCall);
     if (!Dev || classifyDevice(Dev, Ctx) != DeviceKind::Cpu)
       return;
@@ -115,8 +126,7 @@ void ItemCheck::checkHostElementRead(const CXXMemberCallExpr *CpuCall, ASTContex
   F.Loc = callNameLoc(CpuCall);
   F.What = "'" + tensorMethodName(CpuCall).str() + "()' to read one element";
   F.Value = receiverOf(CpuCall);
-  F.Advice = "this copies the whole tensor to read one element; if you need the value on the host, use "
-             ".item<T>() on a one-element slice, and better keep it on the device";
+  F.Advice = std::string(::nosync::rules::get(Op::ElementRead).advice);
   report(F, Ctx);
 }
 

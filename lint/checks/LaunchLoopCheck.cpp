@@ -1,5 +1,8 @@
 #include "LaunchLoopCheck.h"
 
+#include "utils/AstHelpers.h"
+#include "utils/OpTable.h"
+#include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
@@ -17,19 +20,7 @@ namespace {
 namespace kn = ::nosync::rules::kernel_names;
 
 // Tensor methods that touch only metadata or views: no kernel launch.
-bool isMetadataMethod(StringRef Name) {
-  static const llvm::StringSet<> Names = {
-      "numel", "sizes", "size", "dim", "ndimension", "defined", "requires_grad", "requires_grad_",
-      "set_requires_grad", "grad", "mutable_grad", "options", "device", "dtype", "scalar_type", "is_cuda",
-      "is_cpu", "is_leaf", "name", "detach", "detach_", "data", "view", "reshape", "squeeze", "unsqueeze",
-      "t", "transpose", "permute", "select", "narrow", "slice", "expand", "expand_as", "flatten", "view_as",
-      "data_ptr", "const_data_ptr", "mutable_data_ptr", "strides", "stride", "element_size", "itemsize",
-      "nbytes", "is_contiguous", "layout", "storage", "use_count", "is_same", "get_device", "retain_grad",
-      "register_hook", "grad_fn", "output_nr", "_version", "is_floating_point", "is_complex", "has_names",
-      "is_sparse", "is_pinned", "is_set_to", "sym_sizes", "sym_numel", "item",
-      "reset"};  // TensorBase::reset drops the reference: set-to-none zero_grad
-  return Names.contains(Name);
-}
+bool isMetadataMethod(StringRef Name) { return inGroup(OpGroup::MetadataMethod, Name); }
 
 // Collects the kernel-launching tensor operations in a loop body.
 struct LaunchScan {
@@ -80,22 +71,21 @@ private:
 
 // The multi-tensor replacement for what the loop body does.
 std::string adviceFor(const LaunchScan &Scan) {
-  auto Has = [&](std::initializer_list<StringRef> Names) {
-    return llvm::any_of(Names, [&](StringRef N) { return Scan.Ops.contains(N); });
+  auto Has = [&](OpGroup Group) {
+    return llvm::any_of(Scan.Ops.keys(), [&](StringRef N) { return inGroup(Group, N); });
   };
-  if (Has({"isnan", "isinf", "isfinite"}))
+  if (Has(OpGroup::NonFinitePredicate))
     return "check all tensors in one launch: " + std::string(kn::kNonfiniteFlag) + "(tensors)";
-  if (Has({"norm", "linalg_vector_norm", "linalg_norm", "frobenius_norm"}))
+  if (Has(OpGroup::NormOp))
     return "compute the norms in one launch: " + std::string(kn::kL2NormPerTensor) + "(tensors) (or " +
            std::string(kn::kL2Norm) + " for the total), or at::_foreach_norm(tensors); to clip, " +
            std::string(kn::kClipGradNorm) + "(parameters, max_norm)";
-  if (Has({"sum"}))
+  if (Has(OpGroup::SumOp))
     return "sum in one launch: " + std::string(kn::kSum) + "(tensors) (or " + std::string(kn::kSumPerTensor) +
            " per tensor)";
-  if (Has({"mean"}))
+  if (Has(OpGroup::MeanOp))
     return "average in one launch: " + std::string(kn::kMean) + "(tensors)";
-  if (Has({"mul_", "div_", "add_", "sub_", "clamp_", "addcmul_", "addcdiv_", "lerp_", "zero_", "copy_",
-           "sqrt", "mul", "add", "*=", "+=", "-=", "/="}))
+  if (Has(OpGroup::ElementwiseUpdate))
     return "update all tensors in one launch with the multi-tensor ops: at::_foreach_mul_(tensors, scale), "
            "at::_foreach_add_, at::_foreach_addcmul_, at::_foreach_zero_ (or " +
            std::string(kn::kClipGradNorm) + " for gradient clipping)";
@@ -105,7 +95,7 @@ std::string adviceFor(const LaunchScan &Scan) {
 }  // namespace
 
 LaunchLoopCheck::LaunchLoopCheck(StringRef Name, ClangTidyContext *Context)
-    : RuleCheck(Name, Context, ::nosync::rules::RuleId::LaunchLoop) {}
+    : RuleCheck(Name, Context, Id) {}
 
 void LaunchLoopCheck::registerMatchers(MatchFinder *Finder) {
   using namespace torch_matchers;

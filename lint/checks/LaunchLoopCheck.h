@@ -15,6 +15,9 @@ namespace clang::tidy::nosync {
 /// functions, main() outside its loops).
 class LaunchLoopCheck : public RuleCheck {
 public:
+  /// The catalog entry this check reports (and is registered) under.
+  static constexpr ::nosync::rules::RuleId Id = ::nosync::rules::RuleId::LaunchLoop;
+
   LaunchLoopCheck(StringRef Name, ClangTidyContext *Context);
   void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;

@@ -17,17 +17,21 @@
 namespace clang::tidy {
 namespace nosync {
 
+// A check is registered under its catalog id (rules/include/nosync/rules.def).
+template <typename Check> void registerRule(ClangTidyCheckFactories &Factories) {
+  Factories.registerCheck<Check>(::nosync::rules::get(Check::Id).id);
+}
+
 class NosyncModule : public ClangTidyModule {
 public:
   void addCheckFactories(ClangTidyCheckFactories &Factories) override {
-    // Names are the catalog ids (rules/include/nosync/rules.def).
-    Factories.registerCheck<ItemCheck>("nosync-item");
-    Factories.registerCheck<BoolConditionCheck>("nosync-bool-condition");
-    Factories.registerCheck<DeviceToHostCheck>("nosync-device-to-host");
-    Factories.registerCheck<PageableH2DCheck>("nosync-pageable-h2d");
-    Factories.registerCheck<LaunchLoopCheck>("nosync-launch-loop");
-    Factories.registerCheck<HiddenSyncCheck>("nosync-hidden-sync");
-    Factories.registerCheck<ExplicitSyncCheck>("nosync-explicit-sync");
+    registerRule<ItemCheck>(Factories);
+    registerRule<BoolConditionCheck>(Factories);
+    registerRule<DeviceToHostCheck>(Factories);
+    registerRule<PageableH2DCheck>(Factories);
+    registerRule<LaunchLoopCheck>(Factories);
+    registerRule<HiddenSyncCheck>(Factories);
+    registerRule<ExplicitSyncCheck>(Factories);
   }
 };
 

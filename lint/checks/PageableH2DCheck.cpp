@@ -1,11 +1,13 @@
 #include "PageableH2DCheck.h"
 
+#include "utils/AstHelpers.h"
+#include "utils/OpTable.h"
+#include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
-#include "nosync/kernel_names.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace clang::ast_matchers;
@@ -13,28 +15,20 @@ using namespace clang::ast_matchers;
 namespace clang::tidy::nosync {
 namespace {
 
-namespace kn = ::nosync::rules::kernel_names;
+std::string stagingAdvice() { return std::string(::nosync::rules::get(Op::Cuda).advice); }
 
-const std::string &stagingAdvice() {
-  static const std::string Advice =
-      "allocate the host tensor pinned once (TensorOptions().pinned_memory(true)) and reuse it, or use " +
-      std::string(kn::kPinnedStager) +
-      ", then copy with non_blocking=true; pinning a fresh tensor every step costs more than it saves";
-  return Advice;
-}
+bool isUpload(const OpEntry &E) { return E.op == Op::To || E.op == Op::Cuda; }
 
 // Factories whose values do not depend on where they run: building them on
 // the device gives the same tensor, so the rewrite is behaviour-preserving.
 bool isDeterministicFactory(const FunctionDecl *F) {
-  static const StringRef Names[] = {"zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye"};
   std::string Q = F->getQualifiedNameAsString();
   return (StringRef(Q).starts_with("torch::") || StringRef(Q).starts_with("at::")) &&
-         F->getDeclName().isIdentifier() && llvm::is_contained(Names, F->getName());
+         F->getDeclName().isIdentifier() && inGroup(OpGroup::ConstantFactory, F->getName());
 }
 
 bool isRandomFactory(const FunctionDecl *F) {
-  static const StringRef Names[] = {"rand", "randn", "randint", "randperm", "normal", "bernoulli"};
-  return F->getDeclName().isIdentifier() && llvm::is_contained(Names, F->getName());
+  return F->getDeclName().isIdentifier() && inGroup(OpGroup::RandomFactory, F->getName());
 }
 
 // The factory call a `.to(device)` is made on, if the receiver is one.
@@ -88,11 +82,11 @@ std::optional<FixItHint> createOnDeviceFix(const CXXMemberCallExpr *To, const Ca
 }  // namespace
 
 PageableH2DCheck::PageableH2DCheck(StringRef Name, ClangTidyContext *Context)
-    : RuleCheck(Name, Context, ::nosync::rules::RuleId::PageableH2D) {}
+    : RuleCheck(Name, Context, Id) {}
 
 void PageableH2DCheck::registerMatchers(MatchFinder *Finder) {
-  Finder->addMatcher(cxxMemberCallExpr(torch_matchers::tensorMethodCall({"to", "cuda"})).bind("move"), this);
-  Finder->addMatcher(cxxMemberCallExpr(torch_matchers::tensorMethodCall({"copy_"})).bind("copy"), this);
+  Finder->addMatcher(cxxMemberCallExpr(opCall(isUpload)).bind("move"), this);
+  Finder->addMatcher(cxxMemberCallExpr(opCall({Op::CopyInto})).bind("copy"), this);
 }
 
 void PageableH2DCheck::check(const MatchFinder::MatchResult &Result) {
@@ -103,8 +97,11 @@ void PageableH2DCheck::check(const MatchFinder::MatchResult &Result) {
 }
 
 void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
+  const OpEntry *Upload = opOfCall(Call, isUpload);
+  if (!Upload)
+    return;
   const Expr *DeviceArg = nullptr;
-  if (tensorMethodName(Call) == "to") {
+  if (Upload->op == Op::To) {
     DeviceArg = deviceArgOfTo(Call);
     if (!DeviceArg)
       return;  // dtype conversion or to(other)

@@ -16,6 +16,9 @@ namespace clang::tidy::nosync {
 /// pageable, module->to().
 class PageableH2DCheck : public RuleCheck {
 public:
+  /// The catalog entry this check reports (and is registered) under.
+  static constexpr ::nosync::rules::RuleId Id = ::nosync::rules::RuleId::PageableH2D;
+
   PageableH2DCheck(StringRef Name, ClangTidyContext *Context);
   void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;

@@ -2,7 +2,7 @@
 // compile_commands.json discovered above the file.
 #pragma once
 
-#include "LintConfig.h"
+#include "ConfigFile.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/StringMap.h"

@@ -44,15 +44,6 @@ rules::Severity severityOf(clang::tooling::Diagnostic::Level level) {
   return rules::Severity::Warning;
 }
 
-clang::tooling::Diagnostic::Level levelOf(rules::Severity severity) {
-  switch (severity) {
-    case rules::Severity::Note: return clang::tooling::Diagnostic::Remark;
-    case rules::Severity::Warning: return clang::tooling::Diagnostic::Warning;
-    case rules::Severity::Error: return clang::tooling::Diagnostic::Error;
-  }
-  return clang::tooling::Diagnostic::Warning;
-}
-
 bool isCompilerError(const clang::tidy::ClangTidyError& e) {
   return e.DiagLevel == clang::tooling::Diagnostic::Error &&
          llvm::StringRef(e.DiagnosticName).starts_with("clang-diagnostic-");

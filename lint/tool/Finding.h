@@ -53,7 +53,6 @@ std::string absolutePath(llvm::StringRef path, llvm::StringRef buildDir);
 
 // Severity in nosync terms: Remark is nosync's low-severity "note".
 rules::Severity severityOf(clang::tooling::Diagnostic::Level level);
-clang::tooling::Diagnostic::Level levelOf(rules::Severity severity);
 
 bool isCompilerError(const clang::tidy::ClangTidyError& e);
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "CompileDatabase.h"
-#include "LintConfig.h"
+#include "ConfigFile.h"
 
 #include <string>
 #include <vector>

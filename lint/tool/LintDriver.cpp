@@ -7,8 +7,8 @@
 #include "CompileDatabase.h"
 #include "Fixes.h"
 #include "InputPlan.h"
-#include "LintOptions.h"
-#include "LintRun.h"
+#include "CommandLine.h"
+#include "TranslationUnit.h"
 #include "ResultCache.h"
 #include "Writers.h"
 

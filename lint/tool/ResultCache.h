@@ -11,7 +11,7 @@
 #pragma once
 
 #include "InputPlan.h"
-#include "LintRun.h"
+#include "TranslationUnit.h"
 
 #include <optional>
 #include <string>

@@ -1,4 +1,4 @@
-#include "LintRun.h"
+#include "TranslationUnit.h"
 #include "Writers.h"
 
 #include "clang-tidy/ClangTidy.h"

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "Finding.h"
-#include "LintOptions.h"
+#include "CommandLine.h"
 
 #include "llvm/Support/raw_ostream.h"
 

@@ -1,5 +1,7 @@
 #include "utils/RuleCheck.h"
 
+#include "utils/AstHelpers.h"
+#include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -10,9 +12,17 @@ namespace clang::tidy::nosync {
 
 RuleCheck::RuleCheck(StringRef Name, ClangTidyContext *Context, ::nosync::rules::RuleId RuleId)
     : ClangTidyCheck(Name, Context), Rule(::nosync::rules::get(RuleId)),
-      // Read as a string: the templated OptionsView::get<T> overloads mangle
+      // Read as strings: the templated OptionsView::get<T> overloads mangle
       // differently under g++ and clang++, which breaks the --load plugin.
-      LowSeverityText(Options.getLocalOrGlobal("LowSeverity", "remark").str()) {
+      SeverityText(Options.get("Severity", ::nosync::rules::to_string(Rule.severity)).str()),
+      ConfiguredSeverity(Rule.severity), LowSeverityText(Options.getLocalOrGlobal("LowSeverity", "remark").str()) {
+  if (std::optional<::nosync::rules::Severity> Configured = parseSeverity(SeverityText)) {
+    ConfiguredSeverity = *Configured;
+  } else {
+    configurationDiag("invalid value '%0' for option '%1.Severity'; expected note, warning or error")
+        << SeverityText << Name;
+    SeverityText = std::string(::nosync::rules::to_string(Rule.severity));
+  }
   if (std::optional<LowSeverityMode> Mode = parseLowSeverity(LowSeverityText)) {
     LowSeverity = *Mode;
   } else {
@@ -23,7 +33,17 @@ RuleCheck::RuleCheck(StringRef Name, ClangTidyContext *Context, ::nosync::rules:
 }
 
 void RuleCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
+  Options.store(Opts, "Severity", SeverityText);
   Options.store(Opts, "LowSeverity", LowSeverityText);
+}
+
+std::optional<::nosync::rules::Severity> RuleCheck::parseSeverity(StringRef Value) {
+  using ::nosync::rules::Severity;
+  return llvm::StringSwitch<std::optional<Severity>>(Value.lower())
+      .Case("note", Severity::Note)
+      .Case("warning", Severity::Warning)
+      .Case("error", Severity::Error)
+      .Default(std::nullopt);
 }
 
 std::optional<RuleCheck::LowSeverityMode> RuleCheck::parseLowSeverity(StringRef Value) {
@@ -70,7 +90,10 @@ void RuleCheck::onEndOfTranslationUnit() {
 
 void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
   SyncContext Where = Analyzer.classify(F.Site, Ctx);
-  DiagnosticIDs::Level Level = DiagnosticIDs::Warning;
+  using ::nosync::rules::Severity;
+  DiagnosticIDs::Level Level = ConfiguredSeverity == Severity::Error  ? DiagnosticIDs::Error
+                               : ConfiguredSeverity == Severity::Note ? DiagnosticIDs::Remark
+                                                                      : DiagnosticIDs::Warning;
   if (Where.isLowSeverity() || (Where.Kind == ContextKind::Plain && isPlainContextLowSeverity())) {
     if (LowSeverity == LowSeverityMode::Silent)
       return;

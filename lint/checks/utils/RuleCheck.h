@@ -1,5 +1,6 @@
-// Base of every nosync check: ties a check to its catalog entry, turns the
-// context of a finding into a diagnostic level, and reports a second sync on
+// Base of every nosync check: ties a check to its catalog entry (whose
+// severity it reports at, unless the check's option `Severity` says
+// otherwise), turns the context of a finding into a diagnostic level, and reports a second sync on
 // the same value in one statement as a note on the first instead of another
 // warning.
 #pragma once
@@ -66,6 +67,9 @@ private:
   /// `LowSeverity` = remark (default) | silent | warning.
   enum class LowSeverityMode { Remark, Silent, Warning };
   static std::optional<LowSeverityMode> parseLowSeverity(StringRef Value);
+  /// Option `Severity` = note | warning | error: the level of a finding in
+  /// hot or plain context; the catalog's severity by default.
+  static std::optional<::nosync::rules::Severity> parseSeverity(StringRef Value);
 
   /// Classifies the finding's context and emits it (or not).
   void emit(const Finding &F, ASTContext &Ctx);
@@ -75,6 +79,8 @@ private:
   bool isDuplicate(const Finding &F, ASTContext &Ctx);
 
   const ::nosync::rules::Rule &Rule;
+  std::string SeverityText;
+  ::nosync::rules::Severity ConfiguredSeverity;
   std::string LowSeverityText;
   LowSeverityMode LowSeverity = LowSeverityMode::Remark;
   SyncContextAnalyzer Analyzer;

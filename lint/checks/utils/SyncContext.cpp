@@ -1,5 +1,7 @@
 #include "utils/SyncContext.h"
 
+#include "utils/AstHelpers.h"
+#include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/DeclTemplate.h"

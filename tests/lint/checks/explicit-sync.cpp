@@ -1,6 +1,8 @@
 // Fixture for nosync-explicit-sync: explicit device/stream/event synchronizes.
 #include <torch/torch.h>
 
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
@@ -31,6 +33,13 @@ void train(torch::Tensor x) {
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaDeviceSynchronize()' inside a loop: {{.*}} [nosync-explicit-sync]
     cudaStreamSynchronize(stream.stream());
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'cudaStreamSynchronize()' inside a loop: {{.*}} [nosync-explicit-sync]
+    c10::cuda::device_synchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'c10::cuda::device_synchronize()' inside a loop: {{.*}} [nosync-explicit-sync]
+    at::cuda::CUDAEvent done;
+    done.record(stream);
+    done.synchronize();
+    // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: 'CUDAEvent::synchronize()' inside a loop: {{.*}} [nosync-explicit-sync]
+    // CHECK-MESSAGES: :[[@LINE-2]]:10: note: order the streams on the device instead: {{.*}}
     mylib::synchronize();
   }
   // After the loop of a train() that main() calls once: low severity.

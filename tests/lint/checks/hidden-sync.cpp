@@ -43,6 +43,23 @@ void train(torch::nn::Linear& model, torch::optim::SGD& optimizer, const torch::
     bool same = out.equal(x);
     // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'equal()' inside a loop: {{.*}} [nosync-hidden-sync]
 
+    auto where_idx = torch::where(out > 0);
+    // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: 'where()' inside a loop: {{.*}} [nosync-hidden-sync]
+    // CHECK-MESSAGES: :[[@LINE-2]]:22: note: the one-argument where is nonzero(){{.*}}
+    auto arg_idx = torch::argwhere(out);
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'argwhere()' inside a loop: {{.*}} [nosync-hidden-sync]
+    auto drawn = torch::multinomial(out.softmax(-1), 1);
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: 'multinomial()' inside a loop: {{.*}} [nosync-hidden-sync]
+    // CHECK-MESSAGES: :[[@LINE-2]]:18: note: multinomial checks the probabilities on the host{{.*}}
+    auto perm = torch::randperm(16, out.options());
+    // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'randperm()' inside a loop: {{.*}} [nosync-hidden-sync]
+    auto hist = out.histc(10);
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'histc()' inside a loop: {{.*}} [nosync-hidden-sync]
+    auto counts = torch::bincount(r);
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: 'bincount()' inside a loop: {{.*}} [nosync-hidden-sync]
+    auto med = out.nanmedian();
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'nanmedian()' inside a loop: {{.*}} [nosync-hidden-sync]
+
     // Sync-free forms: not findings.
     auto rep_ok = out.repeat_interleave(r, /*dim=*/0, /*output_size=*/16);
     auto rep_int = out.repeat_interleave(3);
@@ -54,8 +71,14 @@ void train(torch::nn::Linear& model, torch::optim::SGD& optimizer, const torch::
     // Host tensors never sync.
     auto host = torch::arange(10);
     auto host_idx = host.nonzero();
+    auto host_perm = torch::randperm(16);
+    auto host_counts = torch::bincount(host);
+    // histc given its range does not read the data's range.
+    auto hist_ranged = out.histc(10, 0, 1);
     (void)idx, (void)pos, (void)uniq, (void)rep, (void)picked, (void)picked2, (void)inv, (void)same;
+    (void)where_idx, (void)arg_idx, (void)drawn, (void)perm, (void)hist, (void)counts, (void)med;
     (void)rep_ok, (void)rep_int, (void)sel, (void)inv_ex, (void)first, (void)rows, (void)host_idx;
+    (void)host_perm, (void)host_counts, (void)hist_ranged;
   }
 }
 

@@ -2,8 +2,8 @@
 // the writers and the cache share.
 #pragma once
 
-#include "LintConfig.h"
-#include "OptionsProvider.h"
+#include "ConfigFile.h"
+#include "TidyOptions.h"
 
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang/Tooling/CompilationDatabase.h"
@@ -32,10 +32,6 @@ struct TuResult {
 // the matchers out of library headers (UserCodeScope).
 TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::CompilationDatabase& db,
                              const LintConfig& config, const CommandLineOverrides& overrides);
-
-// A rule's configured severity replaces the default (warning) severity; a
-// finding the check already lowered for its context (a remark) stays low.
-void applySeverityOverrides(const LintConfig& config, std::vector<clang::tidy::ClangTidyError>& errors);
 
 // The enabled check names for one file's options (empty: nothing would run).
 std::vector<std::string> enabledChecks(const LintConfig& config, llvm::StringRef absFile,

@@ -1,4 +1,4 @@
-#include "OptionsProvider.h"
+#include "TidyOptions.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Regex.h"

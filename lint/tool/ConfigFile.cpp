@@ -1,4 +1,4 @@
-#include "LintConfig.h"
+#include "ConfigFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -40,12 +40,11 @@ llvm::Expected<std::string> scalarOf(yaml::Node* node, llvm::StringRef file, llv
 llvm::Error setSeverity(LintConfig& cfg, llvm::StringRef file, llvm::StringRef rule, llvm::StringRef value) {
   if (!rules::find(std::string_view(rule.data(), rule.size())))
     return configError(file, "unknown rule '" + rule + "' (see nosync-lint --list-rules)");
-  rules::Severity sev;
-  if (value == "note") sev = rules::Severity::Note;
-  else if (value == "warning") sev = rules::Severity::Warning;
-  else if (value == "error") sev = rules::Severity::Error;
-  else return configError(file, "severity of " + rule + " must be note, warning or error, not '" + value + "'");
-  cfg.severities[rule] = sev;
+  if (value != "note" && value != "warning" && value != "error")
+    return configError(file, "severity of " + rule + " must be note, warning or error, not '" + value + "'");
+  // The check reads its own Severity option (so clang-tidy --load honours it
+  // too); here it is only validated, with an error that names the file.
+  cfg.tidy.CheckOptions[(rule + kSeveritySuffix).str()] = clang::tidy::ClangTidyOptions::ClangTidyValue(value);
   return llvm::Error::success();
 }
 
@@ -132,7 +131,7 @@ llvm::Error parseNosyncYaml(llvm::StringRef text, llvm::StringRef file, LintConf
 }
 
 // A .clang-tidy contributes its Checks and its nosync-* CheckOptions;
-// '<rule>.Severity' options become severity overrides.
+// '<rule>.Severity' options are validated like .nosync.yaml's Severity.
 llvm::Error parseClangTidyFile(llvm::StringRef text, llvm::StringRef file, LintConfig& cfg) {
   std::string firstDiag;
   auto parsed = clang::tidy::parseConfigurationWithDiags(
@@ -199,7 +198,7 @@ llvm::Expected<const LintConfig*> ConfigDiscovery::forDirectory(llvm::StringRef 
     if (!fs::exists(candidate)) continue;
     auto cfg = readConfigFile(candidate);
     if (!cfg) return cfg.takeError();
-    if (name == kClangTidyFile && !mentionsNosync(cfg->tidy) && cfg->severities.empty()) continue;
+    if (name == kClangTidyFile && !mentionsNosync(cfg->tidy)) continue;
     found = std::make_unique<LintConfig>(std::move(*cfg));
     break;
   }

@@ -1,4 +1,4 @@
-#include "LintOptions.h"
+#include "CommandLine.h"
 
 #include <cstdlib>
 #include <string_view>

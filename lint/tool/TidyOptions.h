@@ -2,7 +2,7 @@
 // command line, in that order of precedence (later wins; Checks globs append).
 #pragma once
 
-#include "LintConfig.h"
+#include "ConfigFile.h"
 
 #include "clang-tidy/ClangTidyOptions.h"
 

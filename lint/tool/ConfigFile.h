@@ -17,8 +17,9 @@ namespace nosync::lint {
 struct LintConfig {
   std::string source;   // the file it was read from; empty for the built-in defaults
   std::string rootDir;  // the user's source tree: the header filter reports only below it
-  clang::tidy::ClangTidyOptions tidy;            // Checks, CheckOptions, header filter
-  llvm::StringMap<rules::Severity> severities;   // per-rule overrides
+  // Checks, CheckOptions (a rule's severity is its check's option
+  // '<rule>.Severity', which the check reads itself), header filter.
+  clang::tidy::ClangTidyOptions tidy;
   // CompileFlags: used when no compile_commands.json is found for a file
   // (a pre-commit hook in a project without a CMake build); relative paths in
   // them are relative to the config file's directory.

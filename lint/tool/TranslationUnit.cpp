@@ -1,4 +1,4 @@
-#include "LintRun.h"
+#include "TranslationUnit.h"
 
 #include "Finding.h"
 
@@ -25,14 +25,6 @@ bool TuResult::parseFailed() const {
   for (const auto& e : errors)
     if (isCompilerError(e)) return true;
   return false;
-}
-
-void applySeverityOverrides(const LintConfig& config, std::vector<clang::tidy::ClangTidyError>& errors) {
-  for (auto& e : errors) {
-    if (isCompilerError(e) || e.DiagLevel != clang::tooling::Diagnostic::Warning) continue;
-    auto it = config.severities.find(e.DiagnosticName);
-    if (it != config.severities.end()) e.DiagLevel = levelOf(it->second);
-  }
 }
 
 namespace {
@@ -152,7 +144,6 @@ TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::C
   r.overrides = overrides;
   r.errors = runTidy(absFile, db, config, overrides);
   absolutize(r.errors);
-  applySeverityOverrides(config, r.errors);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

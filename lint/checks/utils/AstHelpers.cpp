@@ -1,0 +1,101 @@
+#include "utils/AstHelpers.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+
+namespace clang::tidy::nosync {
+
+const Expr *stripImplicit(const Expr *E) {
+  return E ? E->IgnoreUnlessSpelledInSource()->IgnoreParens() : nullptr;
+}
+
+std::string qualifiedTagName(QualType T) {
+  T = T.getNonReferenceType().getCanonicalType().getUnqualifiedType();
+  if (const TagDecl *D = T->getAsTagDecl())
+    return D->getQualifiedNameAsString();
+  return "";
+}
+
+SourceLocation callNameLoc(const CallExpr *Call) {
+  if (const auto *M = dyn_cast<MemberExpr>(Call->getCallee()->IgnoreParenImpCasts()))
+    return M->getMemberLoc();
+  return Call->getExprLoc();
+}
+
+bool isInControlFlowCondition(const Expr *E, ASTContext &Ctx) {
+  const Stmt *Child = E;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Child);
+    if (Parents.empty())
+      return false;
+    const DynTypedNode &P = Parents[0];
+    if (const auto *If = P.get<IfStmt>())
+      return Child == If->getCond() || Child == If->getConditionVariableDeclStmt();
+    if (const auto *W = P.get<WhileStmt>())
+      return Child == W->getCond() || Child == W->getConditionVariableDeclStmt();
+    if (const auto *F = P.get<ForStmt>())
+      return Child == F->getCond() || Child == F->getConditionVariableDeclStmt();
+    if (const auto *D = P.get<DoStmt>())
+      return Child == D->getCond();
+    if (const auto *Sw = P.get<SwitchStmt>())
+      return Child == Sw->getCond();
+    if (const auto *C = P.get<AbstractConditionalOperator>()) {
+      if (Child == C->getCond())
+        return true;
+    } else if (const auto *B = P.get<BinaryOperator>()) {
+      if (B->isLogicalOp())
+        return true;
+    } else if (P.get<LambdaExpr>()) {
+      return false;
+    }
+    // `if (auto stop = x.item<bool>())` goes through the condition variable.
+    if (const auto *V = P.get<VarDecl>()) {
+      DynTypedNodeList VP = Ctx.getParents(*V);
+      if (VP.empty() || !VP[0].get<DeclStmt>())
+        return false;
+      Child = VP[0].get<DeclStmt>();
+      continue;
+    }
+    const auto *PE = P.get<Expr>();
+    if (!PE)
+      return false;
+    Child = PE;
+  }
+}
+
+
+const Stmt *statementRoot(const Expr *E, ASTContext &Ctx) { 
+  const Expr *Root = E;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Root);
+    if (Parents.empty())
+      return Root;
+    const auto *P = Parents[0].get<Expr>();
+    if (!P)
+      return Root;
+    Root = P;
+  }
+}
+
+llvm::StringRef outermostMacroName(SourceLocation Loc, const ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  if (!Loc.isMacroID())
+    return "";
+  SourceLocation Spelled = SM.getExpansionLoc(Loc);
+  return Lexer::getSourceText(CharSourceRange::getTokenRange(Spelled), SM, Ctx.getLangOpts());
+}
+
+llvm::StringRef sourceText(const Expr *E, const ASTContext &Ctx) {
+  if (!E)
+    return "";
+  return Lexer::getSourceText(CharSourceRange::getTokenRange(E->getSourceRange()),
+                              Ctx.getSourceManager(), Ctx.getLangOpts());
+}
+
+
+}  // namespace clang::tidy::nosync

@@ -1,0 +1,309 @@
+#include "utils/Placement.h"
+
+#include "utils/AstHelpers.h"
+#include "utils/OpTable.h"
+#include "utils/TorchMatchers.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+#include <optional>
+#include <string>
+
+namespace clang::tidy::nosync {
+using namespace ast_matchers;
+
+namespace {
+
+bool isDeviceTypeEnum(QualType T) { return qualifiedTagName(T) == "c10::DeviceType"; }
+bool isDeviceRecord(QualType T) { return qualifiedTagName(T) == "c10::Device"; }
+bool isTensorOptions(QualType T) { return qualifiedTagName(T) == "c10::TensorOptions"; }
+
+const CXXRecordDecl *parentClassOf(const FunctionDecl *F) {
+  const auto *M = dyn_cast_or_null<CXXMethodDecl>(F);
+  return M ? M->getParent() : nullptr;
+}
+
+bool isTorchFunction(const FunctionDecl *F) {
+  if (!F || parentClassOf(F))
+    return false;
+  std::string Q = F->getQualifiedNameAsString();
+  return llvm::StringRef(Q).starts_with("at::") || llvm::StringRef(Q).starts_with("torch::");
+}
+
+DeviceKind fromDeviceTypeValue(const Expr *E, const ASTContext &Ctx) {
+  Expr::EvalResult R;
+  if (E->isValueDependent() || !E->EvaluateAsRValue(R, Ctx) || !R.Val.isInt())
+    return DeviceKind::Unknown;
+  // Values of c10::DeviceType (c10/core/DeviceType.h): CPU = 0, CUDA = 1.
+  switch (R.Val.getInt().getExtValue()) {
+  case 0:
+    return DeviceKind::Cpu;
+  case 1:
+    return DeviceKind::Cuda;
+  default:
+    return DeviceKind::Unknown;
+  }
+}
+
+DeviceKind fromDeviceString(llvm::StringRef S) {
+  if (S.starts_with("cpu"))
+    return DeviceKind::Cpu;
+  if (S.starts_with("cuda"))
+    return DeviceKind::Cuda;
+  return DeviceKind::Unknown;
+}
+
+// Options that carry no device: a dtype, layout or memory format converted to
+// TensorOptions, or the `at::dtype(..)`-style helpers.
+bool isDeviceFreeOption(QualType T) {
+  std::string N = qualifiedTagName(T);
+  return N == "c10::ScalarType" || N == "c10::Layout" || N == "c10::MemoryFormat" ||
+         N == "caffe2::TypeMeta";
+}
+
+DeviceKind classifyDeviceImpl(const Expr *E, const ASTContext &Ctx, int Depth) {
+  E = stripImplicit(E);
+  if (!E || Depth > 8)
+    return DeviceKind::Unknown;
+  QualType T = E->getType();
+
+  if (isDeviceTypeEnum(T))
+    return fromDeviceTypeValue(E, Ctx);
+  if (isDeviceFreeOption(T))
+    return DeviceKind::NoDevice;
+  if (const auto *S = dyn_cast<StringLiteral>(E))
+    return fromDeviceString(S->getString());
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    // A local Device/TensorOptions is usually built once; its initializer
+    // says where it points.
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    if (V && V->getInit() && !isa<ParmVarDecl>(V))
+      return classifyDeviceImpl(V->getInit(), Ctx, Depth + 1);
+    return DeviceKind::Unknown;
+  }
+  // torch::Device(torch::kCUDA, 0), at::Device("cpu"), TensorOptions(kCUDA),
+  // std::optional<Device>(...): the first argument names the device.
+  if (const auto *C = dyn_cast<CXXConstructExpr>(E)) {
+    if (C->getNumArgs() == 0 || isa<CXXDefaultArgExpr>(C->getArg(0)))
+      return isTensorOptions(T) ? DeviceKind::NoDevice : DeviceKind::Unknown;
+    std::string N = qualifiedTagName(T);
+    if (isDeviceRecord(T) || isTensorOptions(T) || N == "std::optional" || N == "c10::optional")
+      return classifyDeviceImpl(C->getArg(0), Ctx, Depth + 1);
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Cast = dyn_cast<ExplicitCastExpr>(E))
+    return classifyDeviceImpl(Cast->getSubExpr(), Ctx, Depth + 1);
+
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    const CXXMethodDecl *M = MC->getMethodDecl();
+    if (M && M->getParent()->getQualifiedNameAsString() == "c10::TensorOptions") {
+      // Builder chain: TensorOptions().dtype(..).device(kCUDA).
+      if (M->getName() == "device" && MC->getNumArgs() >= 1)
+        return classifyDeviceImpl(MC->getArg(0), Ctx, Depth + 1);
+      return classifyDeviceImpl(MC->getImplicitObjectArgument(), Ctx, Depth + 1);
+    }
+    // tensor.device(), tensor.options(): runtime facts.
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    // at::device(kCUDA) / torch::device(..) / torch::dtype(..) return TensorOptions.
+    const FunctionDecl *F = Call->getDirectCallee();
+    if (F && isTorchFunction(F) && isTensorOptions(T)) {
+      if (F->getName() == "device" && Call->getNumArgs() >= 1)
+        return classifyDeviceImpl(Call->getArg(0), Ctx, Depth + 1);
+      if (F->getName() == "dtype" || F->getName() == "layout" || F->getName() == "requires_grad")
+        return DeviceKind::NoDevice;
+    }
+    return DeviceKind::Unknown;
+  }
+  return DeviceKind::Unknown;
+}
+
+// Whether `V` is assigned or moved from anywhere in its function after its
+// initialization; if so its placement is no longer what the initializer says.
+bool isLocallyReassigned(const VarDecl *V, ASTContext &Ctx) {
+  const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
+  if (!Fn || !Fn->hasBody())
+    return true;
+  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
+  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref));
+  auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref));
+  return !match(stmt(hasDescendant(stmt(anyOf(Assign, Moved)))), *Fn->getBody(), Ctx).empty();
+}
+
+// Factories whose result is placed by their TensorOptions argument and
+// default to the CPU when none is given.
+bool isPlacingFactory(llvm::StringRef Name) { return inGroup(OpGroup::PlacingFactory, Name); }
+
+DeviceKind factoryPlacement(const CallExpr *Call, const ASTContext &Ctx) {
+  const FunctionDecl *F = Call->getDirectCallee();
+  unsigned N = std::min(Call->getNumArgs(), F->getNumParams());
+  for (unsigned I = 0; I < N; ++I) {
+    if (!isTensorOptions(F->getParamDecl(I)->getType()))
+      continue;
+    const Expr *Arg = Call->getArg(I);
+    if (isa<CXXDefaultArgExpr>(Arg))
+      return DeviceKind::Cpu;  // default options: the CPU
+    DeviceKind K = classifyDeviceImpl(Arg, Ctx, 0);
+    return K == DeviceKind::NoDevice ? DeviceKind::Cpu : K;
+  }
+  return DeviceKind::Cpu;  // no options parameter at all: the CPU
+}
+
+DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple = false);
+
+// The placement shared by every tensor among `Args`; Unknown when they
+// disagree or none is a tensor.
+template <typename Range> DeviceKind commonPlacement(Range Args, ASTContext &Ctx, int Depth) {
+  std::optional<DeviceKind> Common;
+  for (const Expr *Arg : Args) {
+    if (!isTensorType(Arg->getType()))
+      continue;
+    DeviceKind K = placementImpl(Arg, Ctx, Depth + 1);
+    if (Common && *Common != K)
+      return DeviceKind::Unknown;
+    Common = K;
+  }
+  return Common.value_or(DeviceKind::Unknown);
+}
+
+DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple) {
+  E = stripImplicit(E);
+  if (!E || Depth > 12)
+    return DeviceKind::Unknown;
+  // t[i], a > b, a * b: computed where the tensor operands live.
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+    if (!isTensorType(Op->getType()) || Op->getOperator() == OO_Equal)
+      return DeviceKind::Unknown;
+    return commonPlacement(Op->arguments(), Ctx, Depth);
+  }
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    llvm::StringRef Name = tensorMethodName(MC);
+    // Tuple-returning ops (max(dim), sort) reach here through structured
+    // bindings; they are placed like tensor-returning ones.
+    if (Name.empty() || !(isTensorType(MC->getType()) || AllowTuple))
+      return DeviceKind::Unknown;
+    if (Name == "cpu" || Name == "pin_memory")
+      return DeviceKind::Cpu;
+    if (Name == "cuda")
+      return DeviceKind::Cuda;
+    if (Name == "to") {
+      if (const Expr *Dev = deviceArgOfTo(MC)) {
+        DeviceKind K = classifyDeviceImpl(Dev, Ctx, 0);
+        if (K != DeviceKind::NoDevice)
+          return K;
+      }
+      // to(other) is placed like `other`.
+      const Expr *Arg0 = MC->getNumArgs() ? stripImplicit(MC->getArg(0)) : nullptr;
+      if (Arg0 && isTensorType(Arg0->getType()))
+        return placementImpl(Arg0, Ctx, Depth + 1);
+    }
+    // Every other tensor op (and to(dtype)) keeps its input's placement.
+    return placementImpl(receiverOf(MC), Ctx, Depth + 1);
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *F = Call->getDirectCallee();
+    if (!isTorchFunction(F) || !(isTensorType(Call->getType()) || AllowTuple))
+      return DeviceKind::Unknown;
+    if (isPlacingFactory(F->getName()))
+      return factoryPlacement(Call, Ctx);
+    // Other ATen functions compute where their tensor inputs live.
+    return commonPlacement(Call->arguments(), Ctx, Depth);
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    // auto [values, indices] = t.max(-1): placed like the decomposed call.
+    if (const auto *B = dyn_cast<BindingDecl>(DRE->getDecl())) {
+      const auto *D = dyn_cast_or_null<VarDecl>(B->getDecomposedDecl());
+      return D && D->getInit() ? placementImpl(D->getInit(), Ctx, Depth + 1, /*AllowTuple=*/true)
+                               : DeviceKind::Unknown;
+    }
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    if (!V || !V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit())
+      return DeviceKind::Unknown;
+    DeviceKind K = placementImpl(V->getInit(), Ctx, Depth + 1);
+    if (K == DeviceKind::Unknown || isLocallyReassigned(V, Ctx))
+      return DeviceKind::Unknown;
+    return K;
+  }
+  return DeviceKind::Unknown;
+}
+
+bool isPinnedImpl(const Expr *E, ASTContext &Ctx, int Depth) {
+  E = stripImplicit(E);
+  if (!E || Depth > 8)
+    return false;
+  if (tensorMethodName(E) == "pin_memory")
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(E); Call && !isa<CXXMemberCallExpr>(E)) {
+    // A factory given TensorOptions().pinned_memory(true).
+    for (const Expr *Arg : Call->arguments()) {
+      const auto *Opt = dyn_cast<CXXMemberCallExpr>(stripImplicit(Arg));
+      for (; Opt; Opt = dyn_cast<CXXMemberCallExpr>(stripImplicit(Opt->getImplicitObjectArgument()))) {
+        const CXXMethodDecl *M = Opt->getMethodDecl();
+        if (!M || M->getParent()->getQualifiedNameAsString() != "c10::TensorOptions")
+          break;
+        if (M->getName() == "pinned_memory")
+          return true;
+      }
+    }
+    return false;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    return V && V->getInit() && !isa<ParmVarDecl>(V) && isPinnedImpl(V->getInit(), Ctx, Depth + 1);
+  }
+  return false;
+}
+}  // namespace
+
+bool isDeviceTyped(const Expr *E) {
+  E = stripImplicit(E);
+  return E && (isDeviceRecord(E->getType()) || isDeviceTypeEnum(E->getType()));
+}
+
+
+DeviceKind classifyDevice(const Expr *E, const ASTContext &Ctx) {
+  return classifyDeviceImpl(E, Ctx, 0);
+}
+
+const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall) {
+  const CXXMethodDecl *M = ToCall->getMethodDecl();
+  if (!M || M->getNumParams() == 0 || ToCall->getNumArgs() == 0)
+    return nullptr;
+  QualType P0 = M->getParamDecl(0)->getType();
+  // to(TensorOptions, ...) and to(Device, ScalarType, ...).
+  if (isTensorOptions(P0) || isDeviceRecord(P0))
+    return ToCall->getArg(0);
+  // to(optional<ScalarType>, optional<Layout>, optional<Device>, ...).
+  if (M->getNumParams() >= 3 && ToCall->getNumArgs() >= 3 &&
+      llvm::StringRef(M->getParamDecl(2)->getType().getAsString()).contains("Device"))
+    return ToCall->getArg(2);
+  return nullptr;  // to(ScalarType), to(TypeMeta), to(const Tensor&)
+}
+
+DeviceKind placementOf(const Expr *E, ASTContext &Ctx) { return placementImpl(E, Ctx, 0); }
+
+bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx) { return placementOf(E, Ctx) == DeviceKind::Cpu; }
+
+bool isPinned(const Expr *E, ASTContext &Ctx) { return isPinnedImpl(E, Ctx, 0); }
+
+NonBlocking nonBlockingArg(const CallExpr *Call, const ASTContext &Ctx) {
+  const FunctionDecl *F = Call->getDirectCallee();
+  if (!F)
+    return NonBlocking::No;
+  for (unsigned I = 0, N = std::min(F->getNumParams(), Call->getNumArgs()); I < N; ++I) {
+    if (F->getParamDecl(I)->getName() != "non_blocking")
+      continue;
+    const Expr *Arg = Call->getArg(I);
+    if (isa<CXXDefaultArgExpr>(Arg))
+      return NonBlocking::No;
+    bool Value = false;
+    if (Arg->isValueDependent() || !Arg->EvaluateAsBooleanCondition(Value, Ctx))
+      return NonBlocking::Unknown;
+    return Value ? NonBlocking::Yes : NonBlocking::No;
+  }
+  return NonBlocking::No;
+}
+}  // namespace clang::tidy::nosync

@@ -1,0 +1,51 @@
+// Where a tensor lives and how it is copied, as far as the source says:
+// device expressions, placement of tensor values (CPU / CUDA / unknown),
+// pinned host memory and non_blocking arguments.
+#pragma once
+
+#include "clang/AST/ExprCXX.h"
+
+namespace clang::tidy::nosync {
+
+/// Which device an expression names, when it can be known from the source.
+/// NoDevice: options that provably leave placement alone (a dtype, a
+/// default-constructed TensorOptions).
+enum class DeviceKind { Unknown, NoDevice, Cpu, Cuda };
+
+/// Classifies a device-like expression: c10::DeviceType (kCPU, kCUDA,
+/// DeviceType::CPU), c10::Device constructions, string literals ("cpu",
+/// "cuda:0"), TensorOptions chains with .device(...), local variables
+/// through their initializer, and the implicit conversions LibTorch inserts
+/// between them.
+DeviceKind classifyDevice(const Expr *E, const ASTContext &Ctx);
+
+/// True when the expression (under implicit conversions) is a c10::Device or
+/// c10::DeviceType, i.e. it certainly names a device even if not which one.
+bool isDeviceTyped(const Expr *E);
+
+/// For a call of Tensor::to(...): the device it targets, or nullptr when the
+/// overload only changes dtype (`.to(torch::kF32)`) or copies another
+/// tensor's placement (`.to(other)`).
+const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall);
+
+/// True when the value of `E` provably lives in host memory: results of
+/// .cpu()/.to(kCPU), factories without a CUDA device (torch::zeros({..}),
+/// from_blob of a host pointer), and locals initialized that way and never
+/// reassigned in their function. Tensor ops that keep placement
+/// (x.cpu().sum()) are looked through.
+bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx);
+
+/// Where the value of a tensor expression provably lives, by the same
+/// reasoning as isProvablyOnCpu; Unknown when the source does not say.
+DeviceKind placementOf(const Expr *E, ASTContext &Ctx);
+
+/// True for page-locked host tensors: .pin_memory() results and factories
+/// given TensorOptions().pinned_memory(true), also through locals.
+bool isPinned(const Expr *E, ASTContext &Ctx);
+
+/// The `non_blocking` argument of a LibTorch call (to, copy_, ...): Yes/No
+/// when it is a constant or left at its default, Unknown for a variable.
+enum class NonBlocking { No, Yes, Unknown };
+NonBlocking nonBlockingArg(const CallExpr *Call, const ASTContext &Ctx);
+
+}  // namespace clang::tidy::nosync

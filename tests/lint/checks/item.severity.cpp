@@ -1,0 +1,25 @@
+// NOSYNC-CONFIG: {CheckOptions: {nosync-item.Severity: error}}
+// Fixture for the Severity option, which the check reads itself (so that
+// `clang-tidy --load libnosync-tidy.so` honours it, not only nosync-lint):
+// hot findings take the configured level; findings lowered for their context
+// stay remarks.
+#include <torch/torch.h>
+
+#include <iostream>
+
+void train(torch::nn::Linear& model, const torch::Tensor& x) {
+  for (int step = 0; step < 100; ++step) {
+    auto loss = model->forward(x).sum();
+    float value = loss.item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: error: 'item()' inside a loop: {{.*}} [nosync-item]
+    if (step % 10 == 0) std::cout << loss.item<float>() << "\n";
+    // CHECK-MESSAGES: :[[@LINE-1]]:43: remark: 'item()' in throttled code{{.*}} [nosync-item]
+    (void)value;
+  }
+}
+
+int main() {
+  torch::nn::Linear model(3, 1);
+  train(model, torch::randn({8, 3}, torch::kCUDA));
+  return 0;
+}
