@@ -18,7 +18,8 @@ struct TrainOptions {
   int64_t width = 256;
   int64_t batch = 256;
   int log_every = 10;
-  bool assert_sync_free = false;  // train_fixed only
+  bool assert_sync_free = false;  // train_fixed, train_graphed
+  bool plant_sync = false;        // train_graphed only: an item() inside the captured step
 };
 
 inline void usage_and_exit(const char* prog, int code) {
@@ -47,6 +48,7 @@ inline TrainOptions parse_train_options(int argc, char** argv) {
       else if (a == "--batch") o.batch = std::stoll(v);
       else if (a == "--log-every") o.log_every = std::stoi(v);
       else if (a == "--assert-sync-free") o.assert_sync_free = std::stoi(v) != 0;
+      else if (a == "--plant-sync") o.plant_sync = std::stoi(v) != 0;
       else usage_and_exit(argv[0], 2);
     } catch (const std::exception&) {
       std::cerr << argv[0] << ": bad value '" << v << "' for " << a << "\n";

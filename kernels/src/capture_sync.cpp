@@ -5,7 +5,9 @@
 #include <nosync/ops.h>
 #include <nosync/rules.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <sstream>
 #include <string_view>
 
@@ -47,36 +49,39 @@ std::string message(const std::string& where, const RuleAndOp& r, const std::str
   return m.str();
 }
 
-// Called at the sync site, on the capturing thread: the user's frames are
-// still on the stack.
-CaptureSyncError error_here() {
-  std::uintptr_t pcs[96];
-  const std::uint32_t n = nosync::san::capture_stack(pcs, 96);
+// The user's site and the rule from raw return addresses, innermost first.
+// Frames of this library (the handler, StepGraph, the nosync ops) are never
+// the user's: they are dropped before the first user frame is looked for.
+CaptureSyncError error_from_pcs(const std::uintptr_t* pcs, std::size_t n, const std::string& tail) {
   // Created once and kept: libbacktrace reads the binaries' DWARF on first use.
   static auto* symbolizer = new nosync::san::ProcessSymbolizer();
   std::vector<nosync::san::Frame> frames = symbolizer->symbolize(pcs, n);
-  // Our own frames on top (this function, the handler) observed the call.
-  const std::string self = module_of(reinterpret_cast<const void*>(&error_here));
-  std::size_t top = 0;
-  while (top < frames.size() && frames[top].module == self) ++top;
-  frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(top));
+  const std::string self = module_of(reinterpret_cast<const void*>(&error_from_pcs));
+  frames.erase(std::remove_if(frames.begin(), frames.end(),
+                              [&](const nosync::san::Frame& f) { return f.module == self; }),
+               frames.end());
   const std::size_t user = nosync::san::first_user_frame(frames);
   std::vector<std::string> functions;
   for (std::size_t i = 0; i < user && i < frames.size(); ++i) functions.push_back(frames[i].function);
   const RuleAndOp r = rule_from_frames(functions);
-  std::string file;
+  std::string file, where;
   int line = 0;
   if (user < frames.size()) {
     file = frames[user].file;
     line = frames[user].line;
+    if (!file.empty()) where = file + ":" + std::to_string(line);
+    else  // no debug info: the function at least
+      where = frames[user].function.empty() ? nosync::san::basename_of(frames[user].module) : frames[user].function;
   }
-  std::string where;
-  if (!file.empty()) {
-    where = file + ":" + std::to_string(line);
-  } else if (user < frames.size()) {  // no debug info: the function at least
-    where = frames[user].function.empty() ? nosync::san::basename_of(frames[user].module) : frames[user].function;
-  }
-  return CaptureSyncError(message(where, r, ""), file, line, r.rule, r.op);
+  return CaptureSyncError(message(where, r, tail), file, line, r.rule, r.op);
+}
+
+// Called at the sync site, on the capturing thread: the user's frames are
+// still on the stack.
+CaptureSyncError error_here() {
+  std::uintptr_t pcs[128];
+  const std::uint32_t n = nosync::san::capture_stack(pcs, 128);
+  return error_from_pcs(pcs, n, "");
 }
 
 // Turns torch's sync warning into a CaptureSyncError thrown from the sync
@@ -120,19 +125,30 @@ RuleAndOp rule_from_frames(const std::vector<std::string>& functions) {
 }
 
 CaptureSyncError capture_error_from(const std::string& what) {
-  // c10's backtrace lines: "frame #3: at::native::_local_scalar_dense_cuda(...) + 0x..".
+  // c10's backtrace, taken where the error was thrown: lines
+  // "frame #3: at::native::nonzero_cuda(...) + 0x1d (0x7f12... in /x/libtorch_cuda.so)".
+  std::vector<std::uintptr_t> pcs;
   std::vector<std::string> functions;
   std::istringstream in(what);
   for (std::string l; std::getline(in, l);) {
     const std::size_t at = l.find("frame #");
     const std::size_t colon = at == std::string::npos ? at : l.find(": ", at);
-    if (colon != std::string::npos) functions.push_back(l.substr(colon + 2));
+    if (colon == std::string::npos) continue;
+    functions.push_back(l.substr(colon + 2));
+    const std::size_t addr = l.rfind("(0x");
+    if (addr != std::string::npos && l.find(" in ", addr) != std::string::npos)
+      pcs.push_back(static_cast<std::uintptr_t>(std::strtoull(l.c_str() + addr + 1, nullptr, 16)));
+  }
+  const std::string first = what.substr(0, what.find('\n'));
+  const std::string tail = "\n  CUDA/torch said: " + first;
+  // With addresses, symbolize them as at a sync site (these are return
+  // addresses, as capture_stack's are); else the op names alone.
+  if (pcs.size() == functions.size() && !pcs.empty()) {
+    CaptureSyncError e = error_from_pcs(pcs.data(), pcs.size(), tail);
+    if (!e.rule().empty() || e.line() > 0) return e;
   }
   const RuleAndOp r = rule_from_frames(functions);
-  std::string first = what.substr(0, what.find('\n'));
-  return CaptureSyncError(message("", r, "\n  (the site is unknown: the sync did not pass torch's check on the "
-                                         "capturing thread)\n  CUDA/torch said: " + first),
-                          "", 0, r.rule, r.op);
+  return CaptureSyncError(message("", r, tail), "", 0, r.rule, r.op);
 }
 
 struct CaptureSyncGuard::Impl {
