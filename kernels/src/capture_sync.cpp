@@ -143,7 +143,7 @@ CaptureSyncError capture_error_from(const std::string& what) {
   const std::string tail = "\n  CUDA/torch said: " + first;
   // With addresses, symbolize them as at a sync site (these are return
   // addresses, as capture_stack's are); else the op names alone.
-  if (pcs.size() == functions.size() && !pcs.empty()) {
+  if (!pcs.empty()) {
     CaptureSyncError e = error_from_pcs(pcs.data(), pcs.size(), tail);
     if (!e.rule().empty() || e.line() > 0) return e;
   }

@@ -45,8 +45,10 @@ void order_after(const at::cuda::CUDAStream& from, const at::cuda::CUDAStream& t
 }
 
 bool is_capture_error(const std::string& what) {
-  // "operation not permitted when stream is capturing", cudaErrorStreamCapture*
-  return what.find("capturing") != std::string::npos || what.find("StreamCapture") != std::string::npos;
+  // CUDA: "operation not permitted when stream is capturing", cudaErrorStreamCapture*;
+  // torch, before a pageable copy: "Cannot copy between CPU and CUDA tensors during CUDA graph capture ..."
+  return what.find("capturing") != std::string::npos || what.find("StreamCapture") != std::string::npos ||
+         what.find("during CUDA graph capture") != std::string::npos;
 }
 
 }  // namespace

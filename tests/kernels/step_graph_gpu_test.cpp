@@ -10,6 +10,8 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <iomanip>
+#include <iostream>
 #include <limits>
 #include <string>
 
@@ -90,8 +92,8 @@ void expect_replay_equals_eager(std::function<std::unique_ptr<Optimizer>(std::ve
     EXPECT_EQ(g.replayed(), s >= 2) << "step " << s;
     auto out_e = e(in);
     EXPECT_FALSE(e.replayed());
-    EXPECT_TRUE(same_bits(out_g, out_e)) << "step " << s << ": loss " << out_g[0].item<float>() << " vs "
-                                         << out_e[0].item<float>();
+    EXPECT_TRUE(same_bits(out_g, out_e)) << std::setprecision(9) << "step " << s << ": loss "
+                                         << out_g[0].item<float>() << " vs " << out_e[0].item<float>();
     EXPECT_TRUE(same_bits(graphed.params, eager.params)) << "parameters differ after step " << s;
   }
   EXPECT_EQ(g.captures(), 1);
@@ -169,9 +171,10 @@ TEST(StepGraphGpu, ShapeChangeRefusedWhenRecaptureIsOff) {
 }
 
 // One planted sync per rule; `line` is the line of the call, set on the same
-// line. torch checks its own syncs (item, copies) before making them; a device
-// synchronize it does not check (2.11), so CUDA fails it first and the site
-// comes from the c10 backtrace of CUDA's error.
+// line. torch checks item() before it syncs (sync debug mode: the handler sees
+// the live stack); a copy to pageable memory it refuses in capture with its
+// own error, and a device synchronize it does not check (2.11), so CUDA fails
+// it: for those two the site comes from the c10 backtrace of the error.
 struct Planted {
   const char* rule;
   const char* op;
@@ -217,6 +220,7 @@ TEST(StepGraphGpu, SyncDuringCaptureNamedByFileLineAndRule) {
       EXPECT_EQ(what.rfind("nosync: host sync during CUDA graph capture at ", 0), 0u) << what;
       // A sync torch checks is named before it reaches CUDA: no CUDA error in it.
       if (c.checked_by_torch) EXPECT_EQ(what.find("operation not permitted"), std::string::npos) << what;
+      std::cout << "[ reported ] " << what.substr(0, what.find('\n')) << "\n";
     }
     EXPECT_EQ(c10::cuda::warning_state().get_sync_debug_mode(), mode_before) << "sync debug mode not restored";
     EXPECT_FALSE(g.replayed());
