@@ -1,5 +1,6 @@
 #include "attribution.h"
 
+#include <cctype>
 #include <string_view>
 
 namespace nosync::san {
@@ -48,7 +49,25 @@ bool is_observer_frame(const Frame& f) {
   return false;
 }
 
+bool is_python_library_file(const std::string& file) {
+  if (starts_with(file, "<frozen ")) return true;
+  if (contains(file, "/site-packages/") || contains(file, "/dist-packages/")) return true;
+  // The standard library: <prefix>/lib/python3.11/runpy.py (a venv's own
+  // lib/python3.11/ holds only site-packages, matched above).
+  std::size_t at = file.find("/lib/python");
+  if (at != std::string::npos) {
+    std::size_t i = at + 11;
+    while (i < file.size() && (std::isdigit(static_cast<unsigned char>(file[i])) || file[i] == '.')) ++i;
+    if (i > at + 11 && i < file.size() && (file[i] == '/' || file[i] == 't')) return true;  // python3.13t: free-threaded
+  }
+  return false;
+}
+
 bool is_runtime_frame(const Frame& f) {
+  // Python frames (module "<python>", spliced in by python_frames.cpp): a
+  // library file or not; their function names ("PyTorchStep") must not be
+  // matched against the C API prefixes below.
+  if (f.module == "<python>") return is_python_library_file(f.file);
   if (is_observer_frame(f)) return true;
   const std::string base = basename_of(f.module);
   for (std::string_view m : kRuntimeModules)

@@ -17,6 +17,13 @@ bool is_runtime_frame(const Frame& f);
 // Python program's own code sits on a native stack.
 bool is_interpreter_frame(const Frame& f);
 
+// True for a Python source file that belongs to a library rather than to the
+// program: anything under site-packages/dist-packages (torch, numpy, nosync
+// itself once installed), the standard library (lib/pythonX.Y/) and frozen
+// modules. A Python program's user frame is the innermost .py frame outside
+// these (tests: "<string>" from python -c counts as the user's).
+bool is_python_library_file(const std::string& file);
+
 // True for frames of the machinery that observed the call (sanitizer, CUPTI,
 // libcuda): they are dropped from printed stacks.
 bool is_observer_frame(const Frame& f);

@@ -10,6 +10,7 @@
 
 #include "attribution.h"
 #include "classifier.h"
+#include "python_frames.h"
 
 namespace nosync::san {
 
@@ -127,6 +128,7 @@ void Engine::resolve(Site* s) {
     for (std::uintptr_t pc : s->pcs) frames.push_back(Frame{pc, "", "", 0, "", 0});
   }
   frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(first_printed_frame(frames)));
+  if (!s->python_stack.empty()) frames = splice_python_frames(std::move(frames), parse_python_stack(s->python_stack));
   s->user_frame = first_user_frame(frames);
   SyncEvent e;
   e.kind = s->kind;
@@ -140,6 +142,18 @@ void Engine::resolve(Site* s) {
   s->resolved = true;
 }
 
+// What a finding says instead of file:line when no frame is the user's: a
+// sync in backward names the autograd node (the engine's threads run no
+// Python), a Python program without a visible .py frame says so.
+std::string Engine::where_without_user_frame(const Site* s) const {
+  if (s->overflow) return "<sites beyond max_sites>";
+  const std::string node = backward_node_of(s->frames);
+  if (!node.empty()) return describe_backward(node);
+  for (const Frame& f : s->frames)
+    if (is_interpreter_frame(f) || is_python_frame(f)) return "<python>";
+  return "";
+}
+
 std::string Engine::describe_site(Site* s) {
   resolve(s);
   std::ostringstream out;
@@ -150,7 +164,8 @@ std::string Engine::describe_site(Site* s) {
     else out << "<no line info>";
     if (!f.function.empty()) out << " in " << f.function;
   } else {
-    out << (s->overflow ? "<sites beyond max_sites>" : "<unknown location>");
+    const std::string where = where_without_user_frame(s);
+    out << (where.empty() ? "<unknown location>" : where);
   }
   out << " (" << (s->cls.op.empty() ? "" : s->cls.op + " -> ") << s->api << ")";
   return out.str();
@@ -199,14 +214,8 @@ Report Engine::build_report_locked() {
       file = s->frames[s->user_frame].file;
       line = s->frames[s->user_frame].line;
       function = s->frames[s->user_frame].function;
-    } else if (s->overflow) {
-      function = "<sites beyond max_sites>";
     } else {
-      for (const Frame& f : s->frames)
-        if (is_interpreter_frame(f)) {
-          function = "<python>";
-          break;
-        }
+      function = where_without_user_frame(s);
     }
     Key key{static_cast<int>(s->cls.rule), file, line, function, s->cls.op, s->overflow};
     Finding& f = grouped[key];

@@ -79,6 +79,7 @@ class Engine {
  private:
   void resolve(Site* s);
   std::string describe_site(Site* s);
+  std::string where_without_user_frame(const Site* s) const;
   void write(const std::string& text);
   void write_live(const std::string& text);
   Report build_report_locked();

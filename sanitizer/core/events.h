@@ -54,6 +54,12 @@ struct SyncEvent {
   bool null_free = false;
   const std::uintptr_t* pcs = nullptr;
   std::uint32_t num_pcs = 0;
+  // The calling thread's Python stack as CPython's faulthandler writes it
+  // (python_frames.h), captured with the PCs; empty when the thread runs no
+  // Python. Part of the site's identity: two .py lines calling the same op
+  // share every native frame. Only valid during Engine::record().
+  const char* python_stack = nullptr;
+  std::uint32_t python_stack_len = 0;
 };
 
 // True when the call makes the host wait for queued GPU work (or for a staged

@@ -35,7 +35,16 @@ void write_frames(std::ostream& out, const Options& o, const Finding& f) {
     const Frame& fr = f.frames[i];
     char pc[32];
     std::snprintf(pc, sizeof pc, "0x%" PRIxPTR, fr.pc);
-    out << "    #" << i << " " << pc << " in " << (fr.function.empty() ? "<unknown>" : fr.function);
+    // Python frames have no pc: "#7 in step train.py:42 (python)".
+    const bool py = fr.module == "<python>";
+    out << "    #" << i << " " << (py ? "" : std::string(pc) + " ") << "in "
+        << (fr.function.empty() ? "<unknown>" : fr.function);
+    if (py) {
+      out << " " << display_path(o, fr.file) << ":" << fr.line << " (python)";
+      if (i == f.user_frame) out << "   <== user frame";
+      out << "\n";
+      continue;
+    }
     if (!fr.file.empty()) out << " " << display_path(o, fr.file) << ":" << fr.line;
     else if (!fr.module.empty()) {
       char off[32];

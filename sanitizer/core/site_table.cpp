@@ -19,6 +19,10 @@ std::uint64_t SiteTable::hash(const SyncEvent& e, std::size_t depth) {
   mix(static_cast<std::uint64_t>(e.direction));
   const std::size_t n = e.num_pcs < depth ? e.num_pcs : depth;
   for (std::size_t i = 0; i < n; ++i) mix(e.pcs[i]);
+  for (std::uint32_t i = 0; e.python_stack && i < e.python_stack_len; ++i) {
+    h ^= static_cast<unsigned char>(e.python_stack[i]);
+    h *= 1099511628211ull;
+  }
   return h;
 }
 
@@ -39,6 +43,7 @@ void fill(Site& s, const SyncEvent& e, std::size_t depth) {
   s.dst = e.dst;
   const std::size_t n = e.num_pcs < depth ? e.num_pcs : depth;
   s.pcs.assign(e.pcs, e.pcs + n);
+  if (e.python_stack && depth) s.python_stack.assign(e.python_stack, e.python_stack_len);
 }
 }  // namespace
 

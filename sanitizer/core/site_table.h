@@ -32,6 +32,7 @@ struct Site {
   Direction last_copy = Direction::None;
   MemKind src = MemKind::Unknown, dst = MemKind::Unknown;
   std::vector<std::uintptr_t> pcs;
+  std::string python_stack;  // faulthandler text, "" without Python frames
 
   // Statistics: written under the owning shard's lock, read under it too.
   std::uint64_t count = 0, total_ns = 0, max_ns = 0, bytes = 0;

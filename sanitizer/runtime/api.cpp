@@ -2,10 +2,14 @@
 // the header works from any compiler/standard library the user links with.
 #include <nosync/sanitizer.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "engine.h"
+#include "python_stack.h"
 #include "runtime.h"
 
 #define NOSYNC_EXPORT extern "C" __attribute__((visibility("default")))
@@ -88,4 +92,23 @@ NOSYNC_EXPORT uint64_t nosync_sanitizer_region_end(uint64_t token, uint64_t* sta
   if (stall_ns) *stall_ns = r.stall_ns;
   if (description && len) copy(description, len, r.description);
   return r.syncs;
+}
+
+// For tests (tests/sanitizer/runtime/python_stack_test.py): the Python stack
+// the sanitizer would record for a blocking call made by the calling thread,
+// gathered exactly as in the CUPTI callback, after sleeping `delay_us` (so a
+// test can have another thread hold the GIL meanwhile); `capture_ns` gets the
+// time the gathering itself took. Returns the length (0: no Python frames, or
+// no Python in this process).
+NOSYNC_EXPORT size_t nosync_sanitizer_debug_python_stack(char* buf, size_t len, unsigned delay_us,
+                                                         uint64_t* capture_ns) {
+  if (delay_us) ::usleep(delay_us);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::size_t n = 0;
+  if (buf && len && nosync::san::python_stack_init()) n = nosync::san::capture_python_stack(buf, len - 1);
+  if (buf && len) buf[n] = '\0';
+  if (capture_ns)
+    *capture_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  return n;
 }

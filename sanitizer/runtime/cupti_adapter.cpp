@@ -10,8 +10,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 
 #include "engine.h"
+#include "python_stack.h"
 #include "stack_capture.h"
 
 namespace nosync::san {
@@ -260,6 +262,10 @@ thread_local ThreadState t_state;
 // calls forever.
 std::atomic<std::uint32_t> g_generation{1};
 
+// Python frames are gathered only in processes that run Python (python_frames=1).
+bool g_python = false;
+constexpr std::size_t kPythonStackBytes = 16384;
+
 std::uint64_t thread_id() {
   if (t_state.tid == 0) t_state.tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
   return t_state.tid;
@@ -306,6 +312,17 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     const auto depth = static_cast<std::uint32_t>(g_engine->options().stack_depth);
     e.num_pcs = capture_stack(pcs, depth < 128 ? depth : 128);
     e.pcs = pcs;
+    if (g_python) {
+      // Heap, once per thread: a faulthandler dump of 100 frames is ~15 KB,
+      // too much for the stack of a thread we do not own.
+      thread_local std::unique_ptr<char[]> py;
+      if (!py) py.reset(new char[kPythonStackBytes]);
+      const std::size_t n = capture_python_stack(py.get(), kPythonStackBytes);
+      if (n) {
+        e.python_stack = py.get();
+        e.python_stack_len = static_cast<std::uint32_t>(n);
+      }
+    }
   }
   g_engine->record(e);
 }
@@ -377,6 +394,7 @@ std::string CuptiAdapter::start(Engine* engine) {
       g_get_attributes = reinterpret_cast<PointerGetAttributesFn>(dlsym(cuda, "cuPointerGetAttributes"));
   }
   warm_up_stack_capture();
+  g_python = engine->options().python_frames && python_stack_init();
   fill_tables();
   CUpti_SubscriberHandle sub = nullptr;
   CUptiResult r = cuptiSubscribe(&sub, on_callback, nullptr);

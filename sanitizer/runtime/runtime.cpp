@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "log_sink.h"
 #include "process_symbolizer.h"
+#include "python_stack.h"
 
 namespace nosync::san {
 
@@ -58,6 +59,7 @@ void after_fork_parent() {
   if (g_engine) g_engine->after_fork_parent();
 }
 void after_fork_child() {
+  python_stack_after_fork_child();
   if (g_engine) g_engine->after_fork_child();
 }
 
@@ -106,7 +108,7 @@ bool runtime_start(const char* how) {
   }
   if (opts.verbosity >= 1)
     say(std::string("active (started by ") + how + "), " + std::to_string(g_adapter->enabled_callbacks()) +
-        " CUPTI callbacks enabled, mode=" + std::string(to_string(opts.mode)) + ", reports to " +
+        " CUPTI callbacks enabled, Python frames " + (python_stack_available() ? "on" : "off") + ", mode=" + std::string(to_string(opts.mode)) + ", reports to " +
         LogSink(opts.log_path).current_path());
   return true;
 }

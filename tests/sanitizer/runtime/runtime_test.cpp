@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <gtest/gtest-spi.h>
@@ -64,4 +65,22 @@ TEST(RuntimeDeathTest, PauseAndResumeAreHarmlessWhenNothingIsWatched) {
         std::exit(active == paused && active == resumed ? 0 : 3);
       },
       ::testing::ExitedWithCode(0), "active=(0 paused=0 resumed=0|1 paused=1 resumed=1)");
+}
+
+// A program without Python: gathering Python frames finds no interpreter and
+// returns nothing, on the main thread and on another one.
+extern "C" size_t nosync_sanitizer_debug_python_stack(char* buf, size_t len, unsigned delay_us, uint64_t* capture_ns);
+
+TEST(Runtime, NoPythonInTheProcessMeansNoPythonFrames) {
+  char buf[256] = "x";
+  uint64_t ns = 1;
+  EXPECT_EQ(nosync_sanitizer_debug_python_stack(buf, sizeof buf, 0, &ns), 0u);
+  EXPECT_STREQ(buf, "");
+  std::size_t other = 1;
+  std::thread t([&other] {
+    char b[64];
+    other = nosync_sanitizer_debug_python_stack(b, sizeof b, 0, nullptr);
+  });
+  t.join();
+  EXPECT_EQ(other, 0u);
 }
