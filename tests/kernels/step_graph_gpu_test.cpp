@@ -170,6 +170,11 @@ TEST(StepGraphGpu, ShapeChangeRefusedWhenRecaptureIsOff) {
   EXPECT_TRUE(g.replayed());
 }
 
+// Written after each planted call, so that the call is not the lambda's tail
+// call: a tail call leaves no frame of the lambda on the stack, and the site
+// is then (rightly, for the stack there is) its caller's line.
+volatile float g_after_call = 0;
+
 // One planted sync per rule; `line` is the line of the call, set on the same
 // line. torch checks item() before it syncs (sync debug mode: the handler sees
 // the live stack); a copy to pageable memory it refuses in capture with its
@@ -186,11 +191,11 @@ TEST(StepGraphGpu, SyncDuringCaptureNamedByFileLineAndRule) {
   SKIP_WITHOUT_GPU();
   const Planted cases[] = {
       {"nosync-item", "at::Tensor::item", true,
-       [](const torch::Tensor& loss, int& line) { line = __LINE__; (void)loss.item<float>(); }},
+       [](const torch::Tensor& loss, int& line) { line = __LINE__; g_after_call = loss.item<float>(); }},
       {"nosync-device-to-host", "at::Tensor::cpu", true,
-       [](const torch::Tensor& loss, int& line) { line = __LINE__; (void)loss.cpu(); }},
+       [](const torch::Tensor& loss, int& line) { line = __LINE__; g_after_call = loss.cpu().numel(); }},
       {"nosync-explicit-sync", "torch::cuda::synchronize", false,
-       [](const torch::Tensor&, int& line) { line = __LINE__; torch::cuda::synchronize(); }},
+       [](const torch::Tensor&, int& line) { line = __LINE__; torch::cuda::synchronize(); g_after_call = 1; }},
   };
   for (const Planted& c : cases) {
     SCOPED_TRACE(c.rule);

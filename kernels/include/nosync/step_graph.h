@@ -66,7 +66,9 @@ class CaptureSyncError : public std::runtime_error {
       : std::runtime_error(message), file_(std::move(file)), line_(line), rule_(std::move(rule)),
         op_(std::move(op)) {}
   // The user's source line that synced; empty / 0 when it could not be found
-  // (no debug info, or the sync ran on another thread, e.g. in autograd).
+  // (no debug info, or the sync ran on another thread, e.g. in autograd). A
+  // sync that is the tail call of a function leaves no frame of that function
+  // on the stack: the line is then its caller's.
   const std::string& file() const { return file_; }
   int line() const { return line_; }
   // The nosync rule id ("nosync-item", ...) and the LibTorch op that synced.
