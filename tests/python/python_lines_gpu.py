@@ -53,10 +53,13 @@ def child():
 
     # A long kernel, then a sync that finishes while another thread holds the
     # GIL inside a C call (ctypes.PyDLL keeps it): the callback must not wait.
-    holder = threading.Thread(target=lambda: ctypes.PyDLL(None).usleep(1500000))
-    torch.cuda._sleep(int(2e8))
+    def hold_gil():
+        time.sleep(0.05)  # let the main thread block in the sync first
+        ctypes.PyDLL(None).usleep(1500000)  # then hold the GIL for 1.5 s
+
+    holder = threading.Thread(target=hold_gil)
+    torch.cuda._sleep(int(6e8))  # ~0.3 s of GPU time
     holder.start()
-    time.sleep(0.05)
     x.sum().item()  # GIL-HELD-ELSEWHERE
     holder.join()
     print("child done", flush=True)
