@@ -28,6 +28,10 @@ struct Entry {
   bool ready = false;      // upload known complete
   bool captured = false;   // used inside a graph capture: never evicted
   bool eager_written = true;  // false for a plan built in capture until written outside it
+  // The capture whose graph writes the plan (0: uploaded eagerly). Another
+  // capture using it writes it too: the first graph may never run (a capture
+  // abandoned over a sync), and a new one can get the same addresses from the pool.
+  unsigned long long written_by_capture = 0;
   std::vector<cudaStream_t> streams;  // streams recorded with the allocator
   uint64_t last_use = 0;
 };
@@ -45,11 +49,14 @@ Cache& cache() {
   return *c;
 }
 
-bool capturing(cudaStream_t s) {
+// The id of the capture `s` takes part in; 0 when it is not capturing.
+unsigned long long capture_id(cudaStream_t s) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-  C10_CUDA_CHECK(cudaStreamIsCapturing(s, &st));
-  return st != cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  C10_CUDA_CHECK(cudaStreamGetCaptureInfo(s, &st, &id));
+  return st == cudaStreamCaptureStatusNone ? 0 : id;
 }
+bool capturing(cudaStream_t s) { return capture_id(s) != 0; }
 
 Entry* find(const Gathered& g) {
   const auto& slots = *g.slots;
@@ -75,7 +82,8 @@ void evict_if_full() {
 Entry* build(const Gathered& g, cudaStream_t stream) {
   // A list first seen in capture (typically gradients that backward
   // allocated in the graph's pool) is written by the graph itself.
-  const bool cap = capturing(stream);
+  const unsigned long long cap_id = capture_id(stream);
+  const bool cap = cap_id != 0;
   const auto& slots = *g.slots;
   auto e = std::make_unique<Entry>();
   e->hash = g.hash;
@@ -85,6 +93,7 @@ Entry* build(const Gathered& g, cudaStream_t stream) {
   e->plan = upload_plan(slots, e->elem_size, g.device, stream, cap);
   e->ready = cap;  // nothing to wait for: the writes are in the stream (graph) order
   e->eager_written = !cap;
+  e->written_by_capture = cap_id;
   e->streams.push_back(stream);
   ++cache().built;
   evict_if_full();
@@ -96,7 +105,14 @@ Entry* build(const Gathered& g, cudaStream_t stream) {
 // waits for the upload (on the device), and the buffer is recorded as used by
 // that stream so the caching allocator does not recycle it too early.
 void prepare_for(Entry& e, cudaStream_t stream) {
-  const bool cap = capturing(stream);
+  const unsigned long long cap_id = capture_id(stream);
+  const bool cap = cap_id != 0;
+  if (cap && e.written_by_capture != 0 && e.written_by_capture != cap_id) {
+    const auto* p = e.plan.get();
+    C10_CUDA_CHECK(engine::write_from_params(p->device_blob.data_ptr(), p->host_blob.const_data_ptr(),
+                                             p->shape.bytes, stream));
+    e.written_by_capture = cap_id;
+  }
   if (cap) e.captured = true;  // a graph now points at this plan: keep it for good
   // Outside capture, learn (without blocking) when the upload has landed;
   // after that no stream ever needs to wait for it again.

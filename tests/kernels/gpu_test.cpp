@@ -379,6 +379,27 @@ TEST(KernelsGpu, CudaGraphCaptureAndReplay) {
                       "graph sum of a capture-built plan"));
     EXPECT_TRUE(at::equal(captured_sum, nk::sum(fresh))) << "graph and eager differ on the same plan";
   }
+  // A plan written only by a graph that never runs (a capture abandoned over
+  // a sync, say) is written again by the next capture that uses it.
+  {
+    at::cuda::CUDAStreamGuard g(side);
+    std::vector<at::Tensor> fresh;
+    for (int i = 0; i < 300; ++i) fresh.push_back(at::randn({uniform_int(1, 3000)}, opts));
+    {
+      at::cuda::CUDAGraph never_run;
+      never_run.capture_begin();
+      (void)nk::sum(fresh);
+      never_run.capture_end();
+    }
+    at::cuda::CUDAGraph graph;
+    graph.capture_begin();
+    at::Tensor s2 = nk::sum(fresh);
+    graph.capture_end();
+    graph.replay();
+    side.synchronize();
+    EXPECT_TRUE(close(scalar_of(s2), ref_sum(fresh), ref_abs_sum(fresh), at::kFloat,
+                      "second capture of a plan built in a graph that never ran"));
+  }
 }
 
 TEST(KernelsGpu, PreparedListMatchesListOpsBitwiseAndCaptures) {
