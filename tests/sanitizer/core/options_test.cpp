@@ -10,7 +10,7 @@ TEST(Options, DefaultsComeFromTheTable) {
   EXPECT_EQ(o.format, Format::Text);
   EXPECT_EQ(o.log_path, "stderr");
   EXPECT_EQ(o.min_stall_us, 0u);
-  EXPECT_EQ(o.stack_depth, 48u);
+  EXPECT_EQ(o.stack_depth, 64u);
   EXPECT_FALSE(o.malloc_is_sync);
 }
 
