@@ -97,12 +97,13 @@ def main():
     mine = {f["line"]: f for f in findings if os.path.basename(f["file"]) == os.path.basename(__file__)}
     for k in range(8):
         f = mine.get(first + k)
-        check(f is not None and f["rule"] == "nosync-item" and f["count"] == 20 and f["function"] == "syncing_thread",
-              "thread %d: nosync-item x20 at line %d in syncing_thread (%s)" %
-              (k, first + k, {kk: f[kk] for kk in ("rule", "count", "function")} if f else None))
+        check(f is not None and f["rule"] == "nosync-item" and f["apis"].get("cudaStreamSynchronize") == 20 and
+              f["function"] == "syncing_thread",
+              "thread %d: nosync-item, 20 stream syncs, at line %d in syncing_thread (%s)" %
+              (k, first + k, {kk: f[kk] for kk in ("rule", "apis", "function")} if f else None))
     held = next(n for n, l in enumerate(src, 1) if "# GIL-HELD-ELSEWHERE" in l)
     f = mine.get(held)
-    check(f is not None and f["count"] == 1 and f["max_stall_us"] > 50000,
+    check(f is not None and f["apis"].get("cudaStreamSynchronize") == 1 and f["max_stall_us"] > 50000,
           "sync finishing while another thread holds the GIL: named at line %d, stall %.0f us" %
           (held, f["max_stall_us"] if f else 0))
     print(json.dumps([{k: f[k] for k in ("file", "line", "function", "rule", "count")} for f in findings], indent=1))
