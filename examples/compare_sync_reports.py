@@ -27,7 +27,7 @@ FIXED = os.path.join(HERE, "train_fixed.py")
 def planted(path):
     out = {}
     for n, line in enumerate(open(path), 1):
-        m = re.search(r"# SYNC: (.*)$", line)
+        m = re.search(r"\S\s+# SYNC: (.*)$", line)  # code, then the marker comment
         if m:
             out[n] = m.group(1).strip()
     return out

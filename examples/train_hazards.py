@@ -1,7 +1,7 @@
 """A Python training loop with host syncs where Python training code usually
 has them: the data path, the forward pass, the loss check, a backward hook,
 backward itself, the optimizer step and the metrics. Each planted sync is
-marked `# SYNC: <where>`; examples/train_fixed.py is the twin without them.
+marked by a SYNC comment; examples/train_fixed.py is the twin without them.
 
     python -m nosync run --mode report -- examples/train_hazards.py          # what nosync finds
     python examples/train_hazards.py --torch-sync-debug /tmp/torch.json       # what torch's sync debug mode finds
