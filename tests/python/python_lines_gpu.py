@@ -2,7 +2,7 @@
 Python threads syncing at once (each finding at its own .py line) while
 another thread keeps the GIL busy, and a sync that completes while another
 thread holds the GIL inside a C call (the CUDA callback must not wait for
-it). Runs itself under the sanitizer (python -m nosync run) and reads the
+it), and the HostSyncError of nosync.sync_free() naming the line. Runs itself under the sanitizer (python -m nosync run) and reads the
 JSON report. Prints "[  SKIPPED ]" without a GPU.
 
     python3 python_lines_gpu.py        (nosync importable)
@@ -62,6 +62,16 @@ def child():
     holder.start()
     x.sum().item()  # GIL-HELD-ELSEWHERE
     holder.join()
+
+    # nosync.sync_free(): the exception names the .py line and the rule.
+    import nosync
+
+    try:
+        with nosync.sync_free("planted"):
+            x.sum().item()  # SYNC-FREE-VIOLATION
+        print("no HostSyncError", flush=True)
+    except nosync.HostSyncError as e:
+        print("HostSyncError: %s" % e, flush=True)
     print("child done", flush=True)
 
 
@@ -106,6 +116,12 @@ def main():
     check(f is not None and f["apis"].get("cudaStreamSynchronize") == 1 and f["max_stall_us"] > 50000,
           "sync finishing while another thread holds the GIL: named at line %d, stall %.0f us" %
           (held, f["max_stall_us"] if f else 0))
+    bad = next(n for n, l in enumerate(src, 1) if "# SYNC-FREE-VIOLATION" in l)
+    m = [l for l in p.stdout.splitlines() if "nosync-item at " in l]
+    check("HostSyncError: planted: " in p.stdout and any(
+        ("%s:%d in child" % (os.path.basename(__file__), bad)) in l for l in m),
+          "nosync.sync_free() raised HostSyncError naming nosync-item at %s:%d (%s)" %
+          (os.path.basename(__file__), bad, m))
     print(json.dumps([{k: f[k] for k in ("file", "line", "function", "rule", "count")} for f in findings], indent=1))
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
