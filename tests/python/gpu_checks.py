@@ -36,8 +36,17 @@ def main():
     env = dict(os.environ, NOSYNC_BUILD_DIR=args.build_dir, PIP_NO_CACHE_DIR="1")
     env.pop("NOSYNC_OPTIONS", None)
     env.pop("CUDA_INJECTION64_PATH", None)
-    p = subprocess.run([args.python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
-                        "--target", site, ROOT], env=env, capture_output=True, text=True, timeout=3000)
+    if subprocess.run([args.python, "-m", "pip", "--version"], capture_output=True).returncode == 0:
+        p = subprocess.run([args.python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
+                            "--target", site, ROOT], env=env, capture_output=True, text=True, timeout=3000)
+    else:
+        # A venv made without pip (uv): build the same wheel with the same
+        # backend and unpack it, which is all pip does with this wheel.
+        print("note  no pip in this environment: wheel built by python/nosync_build.py and unpacked", flush=True)
+        code = ("import sys, zipfile, tempfile; sys.path.insert(0, %r); import nosync_build; d = tempfile.mkdtemp(); "
+                "w = nosync_build.build_wheel(d); zipfile.ZipFile(d + '/' + w).extractall(%r)" %
+                (os.path.join(ROOT, "python"), site))
+        p = subprocess.run([args.python, "-c", code], env=env, capture_output=True, text=True, timeout=3000, cwd=ROOT)
     if p.returncode != 0:
         print("FAIL  pip install:\n" + p.stdout[-2000:] + p.stderr[-4000:])
         return 1

@@ -38,6 +38,9 @@ def main():
         env["NOSYNC_BUILD_DIR"] = args.build_dir
     # The pip cache and the build tree stay out of the user's home and the repo's build/.
     env["PIP_NO_CACHE_DIR"] = "1"
+    if subprocess.run([args.python, "-m", "pip", "--version"], capture_output=True).returncode != 0:
+        print("[  SKIPPED ] no pip in the environment of %s (a venv made by uv?)" % args.python)
+        return 0
     cmd = [args.python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
            "--target", site, ROOT]
     print("$ " + " ".join(cmd), flush=True)
