@@ -40,6 +40,28 @@ bool feedsElementRead(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
   return Deref && Deref->getOpcode() == UO_Deref;
 }
 
+bool isSerializationCall(const CallExpr *Call) {
+  const FunctionDecl *F = Call ? Call->getDirectCallee() : nullptr;
+  return F && inGroup(OpGroup::Serialization, F->getQualifiedNameAsString());
+}
+
+// The copy is written out (torch::save(t.cpu(), path), or through a local:
+// auto w = t.cpu(); torch::save(w, path)): an export, whatever loop it is in.
+bool feedsSerialization(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
+  DynTypedNodeList Parents = Ctx.getParents(*Call);
+  while (!Parents.empty() && Parents[0].get<Expr>() && !Parents[0].get<CallExpr>())
+    Parents = Ctx.getParents(Parents[0]);
+  if (!Parents.empty() && isSerializationCall(Parents[0].get<CallExpr>()))
+    return true;
+  const auto *Var = Parents.empty() ? nullptr : Parents[0].get<VarDecl>();
+  const auto *Fn = Var ? dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()) : nullptr;
+  if (!Fn || !Fn->hasBody())
+    return false;
+  auto Use = ignoringImplicit(declRefExpr(to(varDecl(equalsNode(Var)))));
+  auto Uses = match(stmt(forEachDescendant(callExpr(hasAnyArgument(Use)).bind("use"))), *Fn->getBody(), Ctx);
+  return llvm::any_of(Uses, [](const BoundNodes &N) { return isSerializationCall(N.getNodeAs<CallExpr>("use")); });
+}
+
 }  // namespace
 
 DeviceToHostCheck::DeviceToHostCheck(StringRef Name, ClangTidyContext *Context)
@@ -71,7 +93,8 @@ void DeviceToHostCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx
   // A one-element read through the copy is reported once, by the op that
   // outranks the other (ElementRead: nosync-item).
   if (isProvablyOnCpu(receiverOf(Call), Ctx) ||
-      (::nosync::rules::outranks(Op::ElementRead, Move->op) && feedsElementRead(Call, Ctx)))
+      (::nosync::rules::outranks(Op::ElementRead, Move->op) && feedsElementRead(Call, Ctx)) ||
+      feedsSerialization(Call, Ctx))
     return;
   Finding F;
   F.Site = Call;

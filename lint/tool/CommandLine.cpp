@@ -14,7 +14,14 @@ Compile flags come from, in this order: the arguments after `--`; the
 compile_commands.json in the directory given by -p; else the first
 compile_commands.json found in each file's directory or a parent of it, or in
 a build/ or build/*/ directory beside them; else the CompileFlags of the
-nearest .nosync.yaml.
+nearest .nosync.yaml. Headers (.h, .hpp, .cuh, ...) are C++ however the flags
+arrive. An #include that cannot be found is reported as an error and skipped:
+the rest of the file is still linted.
+
+The files of one run are one project: a function called from a loop in any
+of them is hot code, one called only once from main() or from setup/test code
+is not, whichever file holds it. In JSON and SARIF output every finding has a
+`context`: what decided its severity (the loop, the caller, the throttle).
 
 options:
   -p <dir>               build directory holding compile_commands.json

@@ -3,6 +3,8 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -15,16 +17,39 @@ namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 using clang::tooling::CompilationDatabase;
 
+bool isHeader(llvm::StringRef file) {
+  return llvm::StringSwitch<bool>(path::extension(file))
+      .Cases(".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", ".inl", ".ipp", ".tpp", true)
+      .Default(false);
+}
+
+// A header given without a language is C to the driver ("-std=c++17 not
+// allowed with 'C'"), but LibTorch code is C++ whatever its extension; an
+// explicit -x (an interpolated database command carries one) is kept.
+clang::tooling::ArgumentsAdjuster headersAreCxx() {
+  return [](const clang::tooling::CommandLineArguments& args, llvm::StringRef file) {
+    if (!isHeader(file) || llvm::any_of(args, [](llvm::StringRef a) { return a.starts_with("-x"); }))
+      return args;
+    clang::tooling::CommandLineArguments out(args);
+    // The header is the main file here; its #pragma once is not a mistake.
+    out.insert(out.begin() + (out.empty() ? 0 : 1), {"-xc++", "-Wno-pragma-once-outside-header"});
+    return out;
+  };
+}
+
 // ClangTool derives the builtin-header directory from the running binary's
 // location, which is wrong for a build-tree or /usr/local nosync-lint; point
 // it at the Clang installation we were built against instead.
 // -fno-caret-diagnostics: the compiler's own printer is unused (findings are
 // printed by clang-tidy's reporter), and without carets it also stops printing
 // "N warnings generated." for warnings nobody sees.
+// -ferror-limit=0: a file with errors (an unknown type from a missing include)
+// is still matched to its end instead of stopping at clang's 20th error.
 std::unique_ptr<CompilationDatabase> withResourceDir(std::unique_ptr<CompilationDatabase> db) {
   auto adjusting = std::make_unique<clang::tooling::ArgumentsAdjustingCompilations>(std::move(db));
+  adjusting->appendArgumentsAdjuster(headersAreCxx());
   adjusting->appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(
-      {"-resource-dir=" NOSYNC_CLANG_RESOURCE_DIR, "-fno-caret-diagnostics"},
+      {"-resource-dir=" NOSYNC_CLANG_RESOURCE_DIR, "-fno-caret-diagnostics", "-ferror-limit=0"},
       clang::tooling::ArgumentInsertPosition::END));
   return adjusting;
 }

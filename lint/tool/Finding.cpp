@@ -44,6 +44,10 @@ rules::Severity severityOf(clang::tooling::Diagnostic::Level level) {
   return rules::Severity::Warning;
 }
 
+bool isContextNote(const clang::tooling::DiagnosticMessage& note) {
+  return llvm::StringRef(note.Message).starts_with(kContextNotePrefix);
+}
+
 bool isCompilerError(const clang::tidy::ClangTidyError& e) {
   return e.DiagLevel == clang::tooling::Diagnostic::Error &&
          llvm::StringRef(e.DiagnosticName).starts_with("clang-diagnostic-");
@@ -77,7 +81,12 @@ Finding toFinding(const clang::tidy::ClangTidyError& e, LineIndex& lines) {
   f.severity = severityOf(e.DiagLevel);
   f.message = e.Message.Message;
   appendEdits(e.Message.Fix, e.BuildDirectory, f.fixes);
-  for (const auto& n : e.Notes) f.notes.push_back(FindingNote{locationOf(n, e.BuildDirectory, lines), n.Message});
+  for (const auto& n : e.Notes) {
+    // The human part; the facts after " || " are for ProjectContext.
+    if (isContextNote(n))
+      f.context = llvm::StringRef(n.Message).drop_front(kContextNotePrefix.size()).split(" || ").first.str();
+    else f.notes.push_back(FindingNote{locationOf(n, e.BuildDirectory, lines), n.Message});
+  }
   return f;
 }
 

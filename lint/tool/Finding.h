@@ -36,7 +36,15 @@ struct Finding {
   std::string message;
   std::vector<Edit> fixes;
   std::vector<FindingNote> notes;
+  // What decided the severity (the loop, the caller, the throttle, ...), from
+  // the check's "nosync-context:" note; empty for compiler errors.
+  std::string context;
 };
+
+// The prefix of the note a check adds, with ExplainContext on, to say what
+// decided a finding's severity. Writers move it into `context`.
+inline constexpr llvm::StringLiteral kContextNotePrefix = "nosync-context: ";
+bool isContextNote(const clang::tooling::DiagnosticMessage& note);
 
 // Maps byte offsets to line/column, reading each file once.
 class LineIndex {

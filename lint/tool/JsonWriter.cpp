@@ -37,6 +37,7 @@ void writeJson(const std::vector<Finding>& findings, llvm::raw_ostream& os) {
                                      {"rule", f.rule},
                                      {"severity", std::string(rules::to_string(f.severity))},
                                      {"message", f.message},
+                                     {"context", f.context},
                                      {"fixes", editsJson(f.fixes)},
                                      {"notes", notesJson(f.notes)}});
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";

@@ -2,6 +2,7 @@
 // translation unit (cached, optionally in parallel) -> filter -> write ->
 // fixes -> exit code.
 #include "LintDriver.h"
+#include "ProjectContext.h"
 
 #include "Catalog.h"
 #include "CompileDatabase.h"
@@ -47,7 +48,8 @@ TuResult lintOrReuse(const LintJob& job, const CommandLineOverrides& overrides, 
   r.file = job.file;
   r.config = job.config;
   r.overrides = overrides;
-  r.errors = std::move(*cached);
+  r.errors = std::move(cached->errors);
+  r.calls = std::move(cached->calls);
   r.fromCache = true;
   return r;
 }
@@ -231,6 +233,7 @@ int lintMain(int argc, const char* const* argv) {
   }
   std::vector<TuResult> results = lintAll(jobs, opts, overrides, cache ? &*cache : nullptr);
 
+  unsigned recontexted = applyProjectContext(results);
   unsigned hidden = 0;
   selectShown(results, opts.minSeverity, hidden);
   Tally t = tally(results);
@@ -238,9 +241,12 @@ int lintMain(int argc, const char* const* argv) {
   llvm::outs().flush();
   if (int rc = handleFixes(results, opts); rc != kClean) return rc;
   if (!opts.quiet) printSummary(t, hidden, results.size(), opts);
+  if (!opts.quiet && recontexted)
+    llvm::errs() << "nosync-lint: " << count(recontexted, "finding")
+                 << " re-decided with callers from other files of this run (JSON: context)\n";
   for (const TuResult& tu : results)
-    if (tu.parseFailed())
-      llvm::errs() << "nosync-lint: error: could not parse " << tu.file
+    if (unsigned n = tu.compilerErrors())
+      llvm::errs() << "nosync-lint: error: " << tu.file << " parsed with " << count(n, "error")
                    << " (compiler errors above); findings in the parts that parsed are reported\n";
 
   if (t.parseFailures) return kParseFailure;

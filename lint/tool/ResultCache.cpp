@@ -21,7 +21,7 @@ namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
 // Bump when the entry format or the meaning of a key changes.
-constexpr const char* kEntryFormat = "nosync-lint-cache-1";
+constexpr const char* kEntryFormat = "nosync-lint-cache-2";  // 2: with the call graph
 
 std::optional<std::string> fileDigest(llvm::StringRef file) {
   auto buf = llvm::MemoryBuffer::getFile(file);
@@ -110,6 +110,31 @@ std::optional<std::vector<clang::tidy::ClangTidyError>> parseErrors(llvm::String
   return errors;
 }
 
+// A call as [caller, callee, "<in loop><throttled><caller cold><caller main>", site].
+llvm::json::Array serializeCalls(const std::vector<ExportedCall>& calls) {
+  llvm::json::Array out;
+  for (const ExportedCall& c : calls) {
+    std::string flags;
+    for (bool b : {c.InLoop, c.Throttled, c.CallerIsCold, c.CallerIsMain}) flags.push_back(b ? '1' : '0');
+    out.push_back(llvm::json::Array{c.Caller, c.Callee, flags, c.At});
+  }
+  return out;
+}
+
+std::optional<std::vector<ExportedCall>> parseCalls(const llvm::json::Array& calls) {
+  std::vector<ExportedCall> out;
+  for (const llvm::json::Value& v : calls) {
+    const llvm::json::Array* a = v.getAsArray();
+    if (!a || a->size() != 4) return std::nullopt;
+    auto caller = (*a)[0].getAsString(), callee = (*a)[1].getAsString(), flags = (*a)[2].getAsString(),
+         site = (*a)[3].getAsString();
+    if (!caller || !callee || !flags || !site || flags->size() != 4) return std::nullopt;
+    out.push_back({caller->str(), callee->str(), (*flags)[0] == '1', (*flags)[1] == '1', (*flags)[2] == '1',
+                   (*flags)[3] == '1', site->str()});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ResultCache::binaryIdentity(const char* argv0) {
@@ -146,8 +171,7 @@ std::string ResultCache::entryPath(const std::string& key) const {
   return std::string(p);
 }
 
-std::optional<std::vector<clang::tidy::ClangTidyError>> ResultCache::lookup(
-    const LintJob& job, const CommandLineOverrides& overrides) {
+std::optional<ResultCache::Entry> ResultCache::lookup(const LintJob& job, const CommandLineOverrides& overrides) {
   auto buf = llvm::MemoryBuffer::getFile(entryPath(keyFor(job, overrides)));
   if (!buf) return std::nullopt;
   auto json = llvm::json::parse((*buf)->getBuffer());
@@ -158,14 +182,18 @@ std::optional<std::vector<clang::tidy::ClangTidyError>> ResultCache::lookup(
   const llvm::json::Object* entry = json->getAsObject();
   const llvm::json::Array* deps = entry ? entry->getArray("deps") : nullptr;
   auto diags = entry ? entry->getString("diagnostics") : std::nullopt;
-  if (!deps || !diags) return std::nullopt;
+  const llvm::json::Array* calls = entry ? entry->getArray("calls") : nullptr;
+  if (!deps || !diags || !calls) return std::nullopt;
   for (const llvm::json::Value& d : *deps) {
     const llvm::json::Object* dep = d.getAsObject();
     auto file = dep ? dep->getString("file") : std::nullopt;
     auto sha1 = dep ? dep->getString("sha1") : std::nullopt;
     if (!file || !sha1 || fileDigest(*file) != sha1->str()) return std::nullopt;
   }
-  return parseErrors(*diags);
+  auto errors = parseErrors(*diags);
+  auto edges = parseCalls(*calls);
+  if (!errors || !edges) return std::nullopt;
+  return Entry{std::move(*errors), std::move(*edges)};
 }
 
 TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverrides& overrides) {
@@ -201,7 +229,8 @@ TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverride
   }
   llvm::json::Object entry{{"file", job.file},
                            {"deps", std::move(deps)},
-                           {"diagnostics", serializeErrors(job.file, result.errors)}};
+                           {"diagnostics", serializeErrors(job.file, result.errors)},
+                           {"calls", serializeCalls(result.calls)}};
   // Write then rename, so that a concurrent run never reads half an entry.
   std::string finalPath = entryPath(key);
   std::string tmpPath = finalPath + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());

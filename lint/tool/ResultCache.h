@@ -28,9 +28,12 @@ class ResultCache {
   // Path, size and modification time of the running executable.
   static std::string binaryIdentity(const char* argv0);
 
-  // The cached diagnostics for this job, or nullopt on a miss.
-  std::optional<std::vector<clang::tidy::ClangTidyError>> lookup(const LintJob& job,
-                                                                 const CommandLineOverrides& overrides);
+  struct Entry {
+    std::vector<clang::tidy::ClangTidyError> errors;
+    std::vector<ExportedCall> calls;
+  };
+  // The cached diagnostics and call graph for this job, or nullopt on a miss.
+  std::optional<Entry> lookup(const LintJob& job, const CommandLineOverrides& overrides);
 
   // Lints the job (writing the dependency file the entry needs) and stores it.
   TuResult lintAndStore(const LintJob& job, const CommandLineOverrides& overrides);

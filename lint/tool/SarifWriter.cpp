@@ -110,6 +110,7 @@ llvm::json::Object resultJson(const Finding& f, llvm::StringRef root) {
   if (!related.empty()) res["relatedLocations"] = std::move(related);
   llvm::json::Array fixes = fixesJson(f, root);
   if (!fixes.empty()) res["fixes"] = std::move(fixes);
+  if (!f.context.empty()) res["properties"] = llvm::json::Object{{"context", f.context}};
   return res;
 }
 

@@ -20,6 +20,8 @@ ClangTidyOptions nosyncDefaults(const LintConfig& config, llvm::StringRef absFil
   o.HeaderFilterRegex = "^(" + llvm::Regex::escape(root) + "/|[^/])";
   o.ExcludeHeaderFilterRegex = kExcludedHeaders;
   o.SystemHeaders = false;
+  // Each finding says what decided its severity (the JSON/SARIF `context`).
+  o.CheckOptions["ExplainContext"] = ClangTidyOptions::ClangTidyValue("true");
   return o;
 }
 

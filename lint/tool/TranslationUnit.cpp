@@ -1,8 +1,12 @@
 #include "TranslationUnit.h"
 
 #include "Finding.h"
-
+#include "MissingIncludes.h"
 #include "UserCodeScope.h"
+
+#ifdef NOSYNC_HAVE_CHECKS
+#include "utils/SyncContext.h"
+#endif
 
 #include "clang-tidy/ClangTidy.h"
 // Complete type of ClangTidyASTConsumerFactory's member, for its destructor.
@@ -21,11 +25,11 @@
 
 namespace nosync::lint {
 
-bool TuResult::parseFailed() const {
-  for (const auto& e : errors)
-    if (isCompilerError(e)) return true;
-  return false;
+unsigned TuResult::compilerErrors() const {
+  return static_cast<unsigned>(llvm::count_if(errors, [](const auto& e) { return isCompilerError(e); }));
 }
+
+bool TuResult::parseFailed() const { return compilerErrors() > 0; }
 
 namespace {
 
@@ -52,11 +56,35 @@ void absolutize(std::vector<clang::tidy::ClangTidyError>& errors) {
   }
 }
 
-// clang-tidy's own ASTConsumer, behind UserCodeScope.
+// Records the unit's call graph for the project-wide context.
+class CallGraphExport : public clang::ASTConsumer {
+ public:
+  explicit CallGraphExport(std::vector<ExportedCall>& out) : out_(out) {}
+  void HandleTranslationUnit(clang::ASTContext& ctx) override {
+#ifdef NOSYNC_HAVE_CHECKS
+    out_ = clang::tidy::nosync::exportCallEdges(ctx);
+#else
+    (void)ctx;
+#endif
+  }
+
+ private:
+  std::vector<ExportedCall>& out_;
+};
+
+// clang-tidy's own ASTConsumer, behind UserCodeScope, on a preprocessor that
+// goes on past missing includes; the call graph is exported alongside.
 class ScopedTidyAction : public clang::ASTFrontendAction {
  public:
-  ScopedTidyAction(clang::tidy::ClangTidyASTConsumerFactory& factory, std::string excluded)
-      : factory_(factory), excluded_(std::move(excluded)) {}
+  ScopedTidyAction(clang::tidy::ClangTidyASTConsumerFactory& factory, std::string excluded,
+                   std::vector<ExportedCall>& calls)
+      : factory_(factory), excluded_(std::move(excluded)), calls_(calls) {}
+
+  bool BeginSourceFileAction(clang::CompilerInstance& compiler) override {
+    clang::Preprocessor& pp = compiler.getPreprocessor();
+    pp.addPPCallbacks(std::make_unique<MissingIncludes>(pp));
+    return true;
+  }
 
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& compiler,
                                                         llvm::StringRef file) override {
@@ -65,22 +93,25 @@ class ScopedTidyAction : public clang::ASTFrontendAction {
     // scope is set before the matchers run.
     consumers.push_back(std::make_unique<UserCodeScope>(excluded_));
     consumers.push_back(factory_.createASTConsumer(compiler, file));
+    consumers.push_back(std::make_unique<CallGraphExport>(calls_));
     return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
   }
 
  private:
   clang::tidy::ClangTidyASTConsumerFactory& factory_;
   std::string excluded_;
+  std::vector<ExportedCall>& calls_;
 };
 
 class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
  public:
   ScopedTidyActionFactory(clang::tidy::ClangTidyContext& context,
-                          llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs, std::string excluded)
-      : factory_(context, std::move(fs)), excluded_(std::move(excluded)) {}
+                          llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs, std::string excluded,
+                          std::vector<ExportedCall>& calls)
+      : factory_(context, std::move(fs)), excluded_(std::move(excluded)), calls_(calls) {}
 
   std::unique_ptr<clang::FrontendAction> create() override {
-    return std::make_unique<ScopedTidyAction>(factory_, excluded_);
+    return std::make_unique<ScopedTidyAction>(factory_, excluded_, calls_);
   }
 
   bool runInvocation(std::shared_ptr<clang::CompilerInvocation> invocation, clang::FileManager* files,
@@ -95,6 +126,7 @@ class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
  private:
   clang::tidy::ClangTidyASTConsumerFactory factory_;
   std::string excluded_;
+  std::vector<ExportedCall>& calls_;
 };
 
 // clang::tidy::runClangTidy, with the AST consumer wrapped (see UserCodeScope)
@@ -102,7 +134,8 @@ class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
 // start on (a bad compile command) leaves no diagnostic behind otherwise.
 std::vector<clang::tidy::ClangTidyError> runTidy(const std::string& absFile,
                                                  const clang::tooling::CompilationDatabase& db,
-                                                 const LintConfig& config, const CommandLineOverrides& overrides) {
+                                                 const LintConfig& config, const CommandLineOverrides& overrides,
+                                                 std::vector<ExportedCall>& calls) {
   clang::tidy::ClangTidyContext context(std::make_unique<NosyncOptionsProvider>(config, overrides));
   // A physical file system has its own working directory: ClangTool changes it
   // to each compile command's directory, which must not move the process's
@@ -119,7 +152,7 @@ std::vector<clang::tidy::ClangTidyError> runTidy(const std::string& absFile,
   tool.setDiagnosticConsumer(&diagConsumer);
 
   std::string excluded = context.getOptionsForFile(absFile).ExcludeHeaderFilterRegex.value_or("");
-  ScopedTidyActionFactory factory(context, fs, excluded);
+  ScopedTidyActionFactory factory(context, fs, excluded, calls);
   int rc = tool.run(&factory);
   std::vector<clang::tidy::ClangTidyError> errors = diagConsumer.take();
   bool sawError = llvm::any_of(errors, [](const auto& e) { return isCompilerError(e); });
@@ -142,7 +175,7 @@ TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::C
   r.file = absFile;
   r.config = &config;
   r.overrides = overrides;
-  r.errors = runTidy(absFile, db, config, overrides);
+  r.errors = runTidy(absFile, db, config, overrides, r.calls);
   absolutize(r.errors);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

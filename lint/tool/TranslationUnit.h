@@ -5,6 +5,8 @@
 #include "ConfigFile.h"
 #include "TidyOptions.h"
 
+#include "utils/CallGraph.h"
+
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "clang/Tooling/CompilationDatabase.h"
 
@@ -14,17 +16,26 @@
 
 namespace nosync::lint {
 
+// One call of the unit's user code, keyed by function signature (see
+// functionKey in lint/checks/utils/SyncContext.h) and placed as "file:line".
+using ExportedCall = clang::tidy::nosync::CallEdge<std::string, std::string>;
+
 struct TuResult {
   std::string file;  // absolute
   const LintConfig* config = nullptr;
   CommandLineOverrides overrides;
   // Every diagnostic clang-tidy kept (NOLINT and the header filter already
-  // applied), with the config's severity overrides applied.
+  // applied); each check reported at its configured severity.
   std::vector<clang::tidy::ClangTidyError> errors;
+  // Its call graph, for the project-wide context (ProjectContext.h); empty
+  // when nosync-lint was built without the checks.
+  std::vector<ExportedCall> calls;
   bool fromCache = false;
   double seconds = 0;
 
   bool parseFailed() const;
+  // How many compiler errors the translation unit had (0: it parsed cleanly).
+  unsigned compilerErrors() const;
 };
 
 // Parses and checks one file. NOLINT handling, the header filter and check

@@ -154,6 +154,16 @@ DeviceKind factoryPlacement(const CallExpr *Call, const ASTContext &Ctx) {
 
 DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple = false);
 
+// torch::data::Example<Data, Target>: what a Dataset's get() returns and a
+// DataLoader yields.
+bool isDataExample(QualType T) {
+  if (T.isNull())
+    return false;
+  if (const auto *P = T->getAs<PointerType>())
+    T = P->getPointeeType();
+  return qualifiedTagName(T) == "torch::data::Example";
+}
+
 // The placement shared by every tensor among `Args`; Unknown when they
 // disagree or none is a tensor.
 template <typename Range> DeviceKind commonPlacement(Range Args, ASTContext &Ctx, int Depth) {
@@ -212,6 +222,10 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
     // Other ATen functions compute where their tensor inputs live.
     return commonPlacement(Call->arguments(), Ctx, Depth);
   }
+  // A data-loader batch's data and target are built on the CPU (the dataset's
+  // get(), then collate); they are on the device only once the user moves them.
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    return isDataExample(ME->getBase()->getType()) ? DeviceKind::Cpu : DeviceKind::Unknown;
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     // auto [values, indices] = t.max(-1): placed like the decomposed call.
     if (const auto *B = dyn_cast<BindingDecl>(DRE->getDecl())) {

@@ -23,6 +23,7 @@ RuleCheck::RuleCheck(StringRef Name, ClangTidyContext *Context, ::nosync::rules:
         << SeverityText << Name;
     SeverityText = std::string(::nosync::rules::to_string(Rule.severity));
   }
+  ExplainContext = Options.getLocalOrGlobal("ExplainContext", "false").equals_insensitive("true");
   if (std::optional<LowSeverityMode> Mode = parseLowSeverity(LowSeverityText)) {
     LowSeverity = *Mode;
   } else {
@@ -121,6 +122,22 @@ void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
     DiagnosticBuilder N = diag(F.Loc, "%0", DiagnosticIDs::Note) << F.Advice;
     for (const FixItHint &Fix : F.AdviceFixes)
       N << Fix;
+  }
+  if (ExplainContext) {
+    std::string Why = Where.explain(Ctx.getSourceManager());
+    bool Lowered = Level == DiagnosticIDs::Remark && ConfiguredSeverity != ::nosync::rules::Severity::Note;
+    Why += Lowered ? "; lowered to a note (low-severity context)"
+                   : "; severity " + std::string(::nosync::rules::to_string(ConfiguredSeverity)) +
+                         (ConfiguredSeverity == Rule.severity ? " (the catalog's)" : " (option Severity)");
+    // After " || ": the facts nosync-lint needs to re-decide the context
+    // with callers from other translation units (ProjectContext.cpp).
+    std::string Facts = " || fn=" + functionKey(Where.Function) + "\tname=" + Where.functionName() +
+                        "\tlocal=" + encodeLocal(Where.Local) + "\tkind=" +
+                        std::to_string(static_cast<int>(Where.Kind)) + "\tsev=" +
+                        std::string(::nosync::rules::to_string(ConfiguredSeverity)) + "\tlow=" +
+                        LowSeverityText + "\tplainlow=" + (isPlainContextLowSeverity() ? "1" : "0") +
+                        "\twhat=" + F.What;
+    diag(F.Loc, "nosync-context: %0", DiagnosticIDs::Note) << Why + Facts;
   }
 }
 

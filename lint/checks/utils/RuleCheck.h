@@ -83,6 +83,10 @@ private:
   ::nosync::rules::Severity ConfiguredSeverity;
   std::string LowSeverityText;
   LowSeverityMode LowSeverity = LowSeverityMode::Remark;
+  /// Option `ExplainContext` (global, default false; nosync-lint turns it on):
+  /// each finding gets a note "nosync-context: <what decided its severity>",
+  /// which nosync-lint moves into the JSON/SARIF `context` field.
+  bool ExplainContext = false;
   SyncContextAnalyzer Analyzer;
   llvm::DenseMap<const Stmt *, llvm::StringSet<>> ValuesPerStatement;
   std::vector<Finding> Pending;

@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
 
 #include <cctype>
 
@@ -31,11 +32,7 @@ const FunctionDecl *normalize(const FunctionDecl *F) {
   return F->getCanonicalDecl();
 }
 
-struct CallerHeat {
-  llvm::DenseSet<const FunctionDecl *> Hot;
-  llvm::DenseSet<const FunctionDecl *> RarelyCalled;
-  llvm::DenseSet<const FunctionDecl *> CalledOnce;
-};
+using Edge = CallEdge<const FunctionDecl *, SourceLocation>;
 
 bool containsRemainder(const Stmt *S);
 bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx);
@@ -117,66 +114,14 @@ public:
     if (!CurrentFn)
       return true;
     for (const FunctionDecl *Callee : calleesOf(Call))
-      Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0});
+      Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
+                       CurrentFn->isMain(), Call->getBeginLoc()});
     return true;
   }
 
-  /// Splits the functions of the TU by how their call sites run. `IsCold`
-  /// says which callers run rarely by themselves (tests, setup/export).
-  template <typename ColdCallerFn> CallerHeat classify(ColdCallerFn IsColdCaller) const {
-    CallerHeat H;
-    llvm::DenseMap<const FunctionDecl *, llvm::SmallVector<const Edge *, 4>> Incoming, Outgoing;
-    for (const Edge &E : Edges) {
-      Incoming[E.Callee].push_back(&E);
-      Outgoing[E.Caller].push_back(&E);
-    }
-
-    // Hot: called from a loop that is neither throttled nor in rarely-run
-    // code, or called (unthrottled) from hot code.
-    llvm::SmallVector<const FunctionDecl *, 32> Work;
-    for (const Edge &E : Edges)
-      if (E.InLoop && !E.Throttled && !IsColdCaller(E.Caller) && H.Hot.insert(E.Callee).second)
-        Work.push_back(E.Callee);
-    while (!Work.empty()) {
-      const FunctionDecl *F = Work.pop_back_val();
-      for (const Edge *E : Outgoing.lookup(F))
-        if (!E->Throttled && H.Hot.insert(E->Callee).second)
-          Work.push_back(E->Callee);
-    }
-
-    // RarelyCalled: every call site is throttled, in a test or in setup
-    // code, or in another rarely-called function; loops inside them too.
-    // CalledOnce: every call site is straight-line code of main() or of
-    // another called-once function; their straight-line code runs once.
-    auto Fixpoint = [&](llvm::DenseSet<const FunctionDecl *> &Set, auto EdgeQualifies) {
-      for (bool Changed = true; Changed;) {
-        Changed = false;
-        for (const auto &[Callee, In] : Incoming) {
-          if (H.Hot.contains(Callee) || Set.contains(Callee))
-            continue;
-          if (llvm::all_of(In, EdgeQualifies))
-            Changed |= Set.insert(Callee).second;
-        }
-      }
-    };
-    auto RareEdge = [&](const Edge *E) {
-      return E->Throttled || IsColdCaller(E->Caller) || H.RarelyCalled.contains(E->Caller);
-    };
-    Fixpoint(H.RarelyCalled, RareEdge);
-    Fixpoint(H.CalledOnce, [&](const Edge *E) {
-      return RareEdge(E) ||
-             (!E->InLoop && (E->Caller->isMain() || H.CalledOnce.contains(E->Caller)));
-    });
-    return H;
-  }
+  const std::vector<Edge> &edges() const { return Edges; }
 
 private:
-  struct Edge {
-    const FunctionDecl *Caller;
-    const FunctionDecl *Callee;
-    bool InLoop;
-    bool Throttled;
-  };
 
   template <typename Fn> bool inLoop(Fn Traverse) {
     ++LoopDepth;
@@ -207,11 +152,64 @@ private:
     return Out;
   }
 
+  // Tests and setup/export code run rarely by themselves (memoized: every
+  // call in such a function asks).
+  bool isColdCaller(const FunctionDecl *F) {
+    auto [It, Inserted] = ColdCallers.try_emplace(F, false);
+    if (Inserted)
+      It->second = isTestFunction(F, Ctx) || isOneOffFunction(F);
+    return It->second;
+  }
+
   ASTContext &Ctx;
   const FunctionDecl *CurrentFn = nullptr;
   unsigned LoopDepth = 0;
   unsigned ThrottleDepth = 0;
   std::vector<Edge> Edges;
+  llvm::DenseMap<const FunctionDecl *, bool> ColdCallers;
+};
+
+// Looks through the user's code of a translation unit for anything that puts a
+// tensor on a GPU: kCUDA / DeviceType::CUDA, a "cuda..." string (a device
+// spec), .cuda() / .is_cuda(), torch::cuda:: / at::cuda:: / c10::cuda:: calls,
+// the CUDA runtime API. Also notes whether the unit defines main().
+class CudaMentionFinder : public RecursiveASTVisitor<CudaMentionFinder> {
+public:
+  explicit CudaMentionFinder(ASTContext &Ctx) : Ctx(Ctx) {}
+  bool MentionsCuda = false;
+  bool HasMain = false;
+
+  bool TraverseDecl(Decl *D) {
+    if (!D || MentionsCuda)
+      return true;
+    if (!isa<TranslationUnitDecl>(D) && Ctx.getSourceManager().isInSystemHeader(D->getLocation()))
+      return true;
+    if (const auto *F = dyn_cast<FunctionDecl>(D); F && F->isMain() && F->doesThisDeclarationHaveABody())
+      HasMain = true;
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    if (const NamedDecl *D = E->getDecl(); D && D->getDeclName().isIdentifier())
+      MentionsCuda |= D->getName() == "kCUDA" || (isa<EnumConstantDecl>(D) && D->getName() == "CUDA");
+    return !MentionsCuda;
+  }
+  bool VisitStringLiteral(StringLiteral *S) {
+    MentionsCuda |= S->getCharByteWidth() == 1 && S->getString().contains_insensitive("cuda");
+    return !MentionsCuda;
+  }
+  bool VisitCallExpr(CallExpr *Call) {
+    const FunctionDecl *F = Call->getDirectCallee();
+    if (!F || !F->getDeclName().isIdentifier())
+      return true;
+    std::string Q = F->getQualifiedNameAsString();
+    llvm::StringRef Name = F->getName();
+    MentionsCuda |= llvm::StringRef(Q).contains("cuda::") || Name.starts_with("cuda") ||
+                    tensorMethodName(Call) == "cuda" || tensorMethodName(Call) == "is_cuda";
+    return !MentionsCuda;
+  }
+
+private:
+  ASTContext &Ctx;
 };
 
 // Does the statement run on each iteration of `Loop`, given that `Child` is
@@ -331,25 +329,49 @@ bool followsTrainingLoop(const Stmt *Loop, ASTContext &Ctx) {
 
 }  // namespace
 
-std::string SyncContext::describe() const {
-  std::string Fn = Function && Function->getDeclName().isIdentifier() ? Function->getName().str() : "";
-  switch (Kind) {
-  case ContextKind::InLoop:
-    return "inside a loop";
-  case ContextKind::CalledFromLoop:
-    return Fn.empty() ? "in code called from a loop" : "in '" + Fn + "', which is called from a loop";
-  case ContextKind::Throttled:
-    return "in throttled code (runs every N-th iteration)";
-  case ContextKind::TestCode:
-    return "in test code";
-  case ContextKind::OneOff:
-    return "in one-off setup/export code";
-  case ContextKind::RarelyCalled:
-    return "in code called only from throttled, test or one-off code";
-  case ContextKind::Plain:
+std::string SyncContext::describe() const { return describeContext(Kind, functionName()); }
+
+std::string SyncContext::functionName() const {
+  return Function && Function->getDeclName().isIdentifier() ? Function->getName().str() : "";
+}
+
+std::string functionKey(const FunctionDecl *F) {
+  F = normalize(F);
+  if (!F)
     return "";
+  std::string Key;
+  llvm::raw_string_ostream OS(Key);
+  if (const auto *M = dyn_cast<CXXMethodDecl>(F); M && M->getParent()->isLambda()) {
+    // Lambdas have no name: their place identifies them in every unit that
+    // includes them.
+    PresumedLoc P = F->getASTContext().getSourceManager().getPresumedLoc(
+        F->getASTContext().getSourceManager().getExpansionLoc(M->getParent()->getLocation()));
+    OS << "lambda@" << (P.isValid() ? P.getFilename() : "?") << ":" << (P.isValid() ? P.getLine() : 0);
+    return Key;
   }
-  return "";
+  F->printQualifiedName(OS);
+  OS << "(";
+  for (unsigned I = 0; I < F->getNumParams(); ++I)
+    OS << (I ? "," : "") << F->getParamDecl(I)->getType().getCanonicalType().getAsString();
+  OS << ")";
+  return Key;
+}
+
+std::string siteText(SourceLocation Loc, const SourceManager &SM) {
+  PresumedLoc P = Loc.isValid() ? SM.getPresumedLoc(SM.getExpansionLoc(Loc)) : PresumedLoc();
+  if (!P.isValid())
+    return "";
+  return (llvm::sys::path::filename(P.getFilename()) + ":" + llvm::Twine(P.getLine())).str();
+}
+
+std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx) {
+  CallGraphBuilder Builder(Ctx);
+  Builder.TraverseDecl(Ctx.getTranslationUnitDecl());
+  std::vector<CallEdge<std::string, std::string>> Out;
+  for (const Edge &E : Builder.edges())
+    Out.push_back({functionKey(E.Caller), functionKey(E.Callee), E.InLoop, E.Throttled, E.CallerIsCold,
+                   E.CallerIsMain, siteText(E.At, Ctx.getSourceManager())});
+  return Out;
 }
 
 bool SyncContextAnalyzer::isInLoop(const Stmt *S, ASTContext &Ctx) {
@@ -389,22 +411,29 @@ bool SyncContextAnalyzer::isCalledOnce(const FunctionDecl *F, ASTContext &Ctx) {
 void SyncContextAnalyzer::buildCallGraph(ASTContext &Ctx) {
   CallGraphBuilder Builder(Ctx);
   Builder.TraverseDecl(Ctx.getTranslationUnitDecl());
-  llvm::DenseMap<const FunctionDecl *, bool> ColdCaller;
-  CallerHeat Heat = Builder.classify([&](const FunctionDecl *F) {
-    auto [It, Inserted] = ColdCaller.try_emplace(F, false);
-    if (Inserted)
-      It->second = isTestFunction(F, Ctx) || isOneOffFunction(F);
-    return It->second;
-  });
+  Edges = Builder.edges();
+  CallerHeat<const FunctionDecl *, SourceLocation> Heat = classifyCallers(Edges);
   HotFunctions = std::move(Heat.Hot);
   RarelyCalledFunctions = std::move(Heat.RarelyCalled);
   CalledOnceFunctions = std::move(Heat.CalledOnce);
+  DecidedBy = std::move(Heat.DecidedBy);
   BuiltFor = &Ctx;
+}
+
+bool SyncContextAnalyzer::isCpuOnlyProgram(ASTContext &Ctx) {
+  if (CpuOnlyFor != &Ctx) {
+    CudaMentionFinder Finder(Ctx);
+    Finder.TraverseDecl(Ctx.getTranslationUnitDecl());
+    CpuOnly = Finder.HasMain && !Finder.MentionsCuda;
+    CpuOnlyFor = &Ctx;
+  }
+  return CpuOnly;
 }
 
 SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
   bool InLoop = false, Throttled = false, InHotLambda = false;
-  const Stmt *OutermostLoop = nullptr;
+  const Stmt *OutermostLoop = nullptr, *InnermostLoop = nullptr, *Throttle = nullptr;
+  const LambdaExpr *HotLambda = nullptr;
   const FunctionDecl *Fn = nullptr;
   DynTypedNode Child = DynTypedNode::create(*S);
   while (!Fn) {
@@ -415,7 +444,10 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
     if (const auto *L = P.get<LambdaExpr>()) {
       // Only loops inside the lambda run per call of it; whether the lambda
       // itself runs in a loop is a call-graph question.
-      InHotLambda = InHotLambda || (!InLoop && isCalledFromLoop(L->getCallOperator(), Ctx));
+      if (!InHotLambda && !InLoop && isCalledFromLoop(L->getCallOperator(), Ctx)) {
+        InHotLambda = true;
+        HotLambda = L;
+      }
     } else if (const auto *F = P.get<FunctionDecl>()) {
       if (const auto *M = dyn_cast<CXXMethodDecl>(F); !(M && M->getParent()->isLambda()))
         Fn = F;
@@ -424,35 +456,58 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
       if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(St) && isIteratedPart(St, C)) {
         InLoop = true;
         OutermostLoop = St;
+        if (!InnermostLoop)
+          InnermostLoop = St;
       }
-      if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && containsRemainder(If->getCond()))
+      if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && containsRemainder(If->getCond())) {
         Throttled = true;
+        Throttle = If;
+      }
     }
     Child = P;
   }
 
   SyncContext Result;
   Result.Function = Fn;
-  bool Hot = InHotLambda || (Fn && isCalledFromLoop(Fn, Ctx));
-  bool IsMain = Fn && Fn->isMain();
-  if (Fn && isTestFunction(Fn, Ctx))
-    Result.Kind = ContextKind::TestCode;
-  else if (Throttled)
-    Result.Kind = ContextKind::Throttled;
-  else if (Fn && !Hot && isOneOffFunction(Fn))
-    Result.Kind = ContextKind::OneOff;  // loops inside run once too
-  else if (Fn && !Hot && isRarelyCalled(Fn, Ctx))
-    Result.Kind = ContextKind::RarelyCalled;
-  else if (InLoop && OutermostLoop && Fn && (IsMain || isCalledOnce(Fn, Ctx)) &&
-           followsTrainingLoop(OutermostLoop, Ctx))
-    Result.Kind = ContextKind::OneOff;  // the final evaluation after training
-  else if (InLoop)
-    Result.Kind = ContextKind::InLoop;
-  else if (Hot)
-    Result.Kind = ContextKind::CalledFromLoop;
-  else if (IsMain || (Fn && isCalledOnce(Fn, Ctx)))
-    Result.Kind = ContextKind::OneOff;  // straight-line code that runs once
+  LocalContext &L = Result.Local;
+  L.InTest = Fn && isTestFunction(Fn, Ctx);
+  L.Throttled = Throttled;
+  L.OneOffName = Fn && isOneOffFunction(Fn);
+  L.InLoop = InLoop;
+  L.InMain = Fn && Fn->isMain();
+  L.InHotLambda = InHotLambda;
+  L.CpuOnlyProgram = isCpuOnlyProgram(Ctx);
+  bool FnCalledOnce = Fn && isCalledOnce(Fn, Ctx);
+  L.AfterTraining = InLoop && OutermostLoop && (L.InMain || FnCalledOnce) && followsTrainingLoop(OutermostLoop, Ctx);
+  Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
+
+  auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };
+  switch (Result.Kind) {
+  case ContextKind::Throttled:
+    Result.Evidence = Throttle->getBeginLoc();
+    break;
+  case ContextKind::RarelyCalled:
+    Result.Evidence = DecidedFor(Fn);
+    break;
+  case ContextKind::InLoop:
+    Result.Evidence = InnermostLoop->getBeginLoc();
+    break;
+  case ContextKind::CalledFromLoop:
+    Result.Evidence = HotLambda ? DecidedFor(HotLambda->getCallOperator()) : DecidedFor(Fn);
+    break;
+  case ContextKind::OneOff:
+    Result.Why = oneOffWhy(L);
+    if (!L.OneOffName)
+      Result.Evidence = L.InLoop ? OutermostLoop->getBeginLoc() : L.InMain ? SourceLocation() : DecidedFor(Fn);
+    break;
+  default:
+    break;
+  }
   return Result;
+}
+
+std::string SyncContext::explain(const SourceManager &SM) const {
+  return explainContext(Kind, functionName(), siteText(Evidence, SM), Why);
 }
 
 }  // namespace clang::tidy::nosync

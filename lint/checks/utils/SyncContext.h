@@ -5,41 +5,50 @@
 // class into a diagnostic level (see RuleCheck).
 #pragma once
 
+#include "utils/CallGraph.h"
+
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <string>
 
 namespace clang::tidy::nosync {
 
-enum class ContextKind {
-  InLoop,          // inside a loop body or loop condition
-  CalledFromLoop,  // in a function (or lambda) that a loop in this TU calls
-  Plain,           // nothing known: the catalog's default severity
-  Throttled,       // under `if (step % N == 0)`: runs every N-th iteration
-  TestCode,        // a GoogleTest/doctest/Catch2 test body
-  OneOff,          // setup/teardown/export, main() outside its loops, or a
-                   // loop in main() after the training loop (final evaluation)
-  RarelyCalled,    // in a function whose every caller is throttled, test or
-                   // one-off code (its loops included)
-};
 
 struct SyncContext {
   ContextKind Kind = ContextKind::Plain;
   /// The named function the statement is in (lambdas are looked through).
   const FunctionDecl *Function = nullptr;
+  /// What decided the kind, for --explain and JSON: the loop, the throttling
+  /// `if`, or the call site that makes the function hot or rarely run;
+  /// invalid where nothing in the source did (Plain, a function's name).
+  SourceLocation Evidence;
+  /// Why, in a few words ("main() outside its loops", "named like setup or
+  /// export"); empty where the kind says it all.
+  const char *Why = "";
+  /// The facts the kind was decided from, before the function's callers.
+  LocalContext Local;
 
   /// Throttled, test and one-off code: reported as a remark, or silenced.
-  bool isLowSeverity() const {
-    return Kind == ContextKind::Throttled || Kind == ContextKind::TestCode ||
-           Kind == ContextKind::OneOff || Kind == ContextKind::RarelyCalled;
-  }
+  bool isLowSeverity() const { return isLowSeverityContext(Kind); }
   bool isHot() const { return Kind == ContextKind::InLoop || Kind == ContextKind::CalledFromLoop; }
   /// A short phrase for the diagnostic, e.g. "inside a loop"; "" for Plain.
   std::string describe() const;
+  /// The name of Function, "" for none.
+  std::string functionName() const;
+  /// What decided the severity, with the deciding place as file:line, e.g.
+  /// "in the loop at train.cpp:42"; one sentence for --explain and JSON.
+  std::string explain(const SourceManager &SM) const;
 };
+
+/// A function's identity across translation units: its qualified name and
+/// parameter types ("ppo::Agent::update(at::Tensor &)"), or for a lambda its
+/// place ("lambda@src/train.cpp:42").
+std::string functionKey(const FunctionDecl *F);
 
 /// Classifies statements of one translation unit. Knows which functions are
 /// called from loops in the TU; that call graph is built lazily, once per
@@ -68,13 +77,30 @@ public:
   /// still loops (a train() called once from main holds the hot loop).
   bool isCalledOnce(const FunctionDecl *F, ASTContext &Ctx);
 
+
+  /// True when the TU is a whole program (it defines main()) whose user code
+  /// never names a CUDA device, .cuda(), or a CUDA API: no tensor of it is on
+  /// a GPU, so nothing in it syncs with one.
+  bool isCpuOnlyProgram(ASTContext &Ctx);
+
 private:
   void buildCallGraph(ASTContext &Ctx);
 
   const ASTContext *BuiltFor = nullptr;
+  const ASTContext *CpuOnlyFor = nullptr;
+  bool CpuOnly = false;
   llvm::DenseSet<const FunctionDecl *> HotFunctions;
   llvm::DenseSet<const FunctionDecl *> RarelyCalledFunctions;
   llvm::DenseSet<const FunctionDecl *> CalledOnceFunctions;
+  llvm::DenseMap<const FunctionDecl *, SourceLocation> DecidedBy;
+  std::vector<CallEdge<const FunctionDecl *, SourceLocation>> Edges;
 };
+
+/// "train.cpp:42" for a location (its expansion), "" for an invalid one.
+std::string siteText(SourceLocation Loc, const SourceManager &SM);
+
+/// Every call in user code of the TU, keyed by functionKey and placed by
+/// siteText: what nosync-lint joins across translation units.
+std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx);
 
 }  // namespace clang::tidy::nosync

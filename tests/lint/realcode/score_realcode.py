@@ -296,7 +296,9 @@ def saved_name(project, path):
 
 
 def run_linter(lint, lint_args, file_path, cargs, timeout):
-    cmd = [lint, "--format=json", "--min-severity=note", "--no-cache"] + lint_args + [file_path, "--"] + cargs
+    """Lints one file, or a list of files in one run (--whole-project)."""
+    files = file_path if isinstance(file_path, list) else [file_path]
+    cmd = [lint, "--format=json", "--min-severity=note", "--no-cache"] + lint_args + files + ["--"] + cargs
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -335,6 +337,60 @@ def classify_rc(rc):
     if rc == 3:
         return "parse"
     return "crash"
+
+
+def file_statuses(run, root, paths):
+    """Per file of a multi-file run: "parse" where nosync-lint said the file
+    parsed with errors, "crash" for a crash of the whole run, else "ok"."""
+    rc = run["rc"]
+    if rc == "timeout" or classify_rc(rc) == "crash":
+        return {p: ("crash", rc) for p in paths}
+    out = {p: ("ok", rc if rc != 3 else 1) for p in paths}
+    for line in run.get("stderr", "").splitlines():
+        m = re.match(r"nosync-lint: error: (.*) parsed with \d+ errors?", line)
+        if not m:
+            continue
+        for p in paths:
+            if os.path.realpath(m.group(1)) == os.path.realpath(os.path.join(root, p)):
+                out[p] = ("parse", 3)
+    return out
+
+
+def lint_project_at_once(args, p, root, res):
+    """--whole-project: one nosync-lint run per set of files sharing compile
+    flags, so that the linter sees callers in the project's other files."""
+    groups = collections.OrderedDict()
+    for path in p["files"]:
+        groups.setdefault(tuple(compile_args(p, root, path, args.torch_include, args.extra_flag)), []).append(path)
+    for gi, (cargs, paths) in enumerate(groups.items()):
+        saved = (os.path.join(args.findings_dir, label_file_name(p["repo"])[:-4], "whole-project-%d.json" % gi)
+                 if args.findings_dir else None)
+        if saved and os.path.exists(saved) and not args.rerun:
+            with open(saved, encoding="utf-8") as fh:
+                run = json.load(fh)
+        elif args.lint:
+            run = run_linter(args.lint, args.lint_arg, [os.path.join(root, x) for x in paths], list(cargs),
+                             args.timeout * len(paths))
+            run["root"], run["paths"] = root, paths
+            if saved:
+                os.makedirs(os.path.dirname(saved), exist_ok=True)
+                with open(saved, "w", encoding="utf-8") as fh:
+                    json.dump(run, fh, indent=1)
+        else:
+            raise ScoreError("no saved findings %s and no --lint" % saved)
+        saved_root = run.get("root", root)
+        for path, (status, rc) in file_statuses(run, saved_root, paths).items():
+            res["files"].append({"path": path, "rc": rc, "status": status})
+        try:
+            fds = parse_findings(run.get("stdout", ""))
+        except ValueError:
+            fds = []
+        for f in fds:
+            rel = repo_relative(f["file"], saved_root, os.path.realpath(saved_root))
+            if rel is not None and rel.startswith(".."):
+                rel = None
+            f["relpath"] = rel
+            res["findings"].append(f)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -564,6 +620,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mirrors", default="/work/.mirror",
                     help="directory holding the git mirrors as <owner>+<name>/... (default /work/.mirror)")
+    ap.add_argument("--whole-project", action="store_true",
+                    help="lint each project's files in one nosync-lint run per set of compile flags (the "
+                         "linter then sees callers across files), instead of one run per file")
     ap.add_argument("--lint", help="the nosync-lint binary (not needed with --check-anchors or saved findings)")
     ap.add_argument("--torch-include", action="append", default=[],
                     help="LibTorch include directory, passed as -isystem (repeatable); its "
@@ -638,6 +697,9 @@ def main(argv=None):
             real_root = os.path.realpath(root)
             res["files"], res["findings"] = [], []
             res["label_files"] = sorted({l.path for l in res["labels"]})
+            if args.whole_project:
+                lint_project_at_once(args, p, root, res)
+                continue
             for path in p["files"]:
                 saved = os.path.join(args.findings_dir, saved_name(p, path)) if args.findings_dir else None
                 run = None

@@ -1,0 +1,130 @@
+#include "ProjectContext.h"
+
+#include "Finding.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/StringSaver.h"
+
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace nosync::lint {
+namespace {
+
+using clang::tidy::nosync::CallEdge;
+using clang::tidy::nosync::ContextKind;
+using clang::tidy::nosync::LocalContext;
+using Edge = CallEdge<llvm::StringRef, llvm::StringRef>;
+
+// What a check wrote after " || " in its context note (RuleCheck::emit).
+struct Facts {
+  std::string fn, name, what, severity, lowMode;
+  LocalContext local;
+  ContextKind kind = ContextKind::Plain;
+  bool plainIsLow = false;
+};
+
+constexpr llvm::StringLiteral kFactsSeparator = " || ";
+
+std::optional<Facts> parseFacts(llvm::StringRef note) {
+  size_t at = note.find(kFactsSeparator);
+  if (at == llvm::StringRef::npos) return std::nullopt;
+  llvm::SmallVector<llvm::StringRef> fields;
+  note.drop_front(at + kFactsSeparator.size()).split(fields, '\t');
+  Facts f;
+  bool haveLocal = false, haveKind = false;
+  for (llvm::StringRef field : fields) {
+    auto [key, value] = field.split('=');
+    if (key == "fn") f.fn = value.str();
+    else if (key == "name") f.name = value.str();
+    else if (key == "what") f.what = value.str();
+    else if (key == "sev") f.severity = value.str();
+    else if (key == "low") f.lowMode = value.lower();
+    else if (key == "plainlow") f.plainIsLow = value == "1";
+    else if (key == "local") haveLocal = clang::tidy::nosync::decodeLocal(value.str(), f.local);
+    else if (key == "kind") {
+      unsigned k;
+      haveKind = !value.getAsInteger(10, k) && k <= static_cast<unsigned>(ContextKind::CpuOnly);
+      if (haveKind) f.kind = static_cast<ContextKind>(k);
+    }
+  }
+  if (!haveLocal || !haveKind || f.fn.empty() || f.what.empty()) return std::nullopt;
+  return f;
+}
+
+// The level RuleCheck gives a finding of this context (nullopt: silenced).
+std::optional<clang::tooling::Diagnostic::Level> levelFor(ContextKind kind, const Facts& f) {
+  using Level = clang::tooling::Diagnostic::Level;
+  Level configured = f.severity == "error" ? Level::Error : f.severity == "note" ? Level::Remark : Level::Warning;
+  bool low = clang::tidy::nosync::isLowSeverityContext(kind) || (kind == ContextKind::Plain && f.plainIsLow);
+  if (!low || f.lowMode == "warning") return configured;
+  if (f.lowMode == "silent" || f.lowMode == "none" || f.lowMode == "off") return std::nullopt;
+  return Level::Remark;
+}
+
+// "'item()' inside a loop: <summary>; <fix>" with the context phrase replaced.
+std::string withContext(const std::string& message, const Facts& f, ContextKind now) {
+  std::string before = clang::tidy::nosync::describeContext(f.kind, f.name);
+  std::string after = clang::tidy::nosync::describeContext(now, f.name);
+  std::string oldPrefix = f.what + (before.empty() ? "" : " " + before) + ": ";
+  if (llvm::StringRef(message).starts_with(oldPrefix))
+    return f.what + (after.empty() ? "" : " " + after) + ": " + message.substr(oldPrefix.size());
+  return message;
+}
+
+}  // namespace
+
+unsigned applyProjectContext(std::vector<TuResult>& results) {
+  if (results.size() < 2) return 0;  // one unit: the checks saw every caller there is
+  llvm::BumpPtrAllocator arena;
+  llvm::UniqueStringSaver strings(arena);
+  std::vector<Edge> edges;
+  std::set<std::tuple<llvm::StringRef, llvm::StringRef, bool, bool, bool, bool>> seen;
+  for (const TuResult& tu : results)
+    for (const ExportedCall& c : tu.calls) {
+      Edge e{strings.save(c.Caller), strings.save(c.Callee), c.InLoop, c.Throttled, c.CallerIsCold,
+             c.CallerIsMain, strings.save(c.At)};
+      // A header included by several units contributes its calls once.
+      if (seen.insert({e.Caller, e.Callee, e.InLoop, e.Throttled, e.CallerIsCold, e.CallerIsMain}).second)
+        edges.push_back(e);
+    }
+  auto heat = clang::tidy::nosync::classifyCallers(edges);
+
+  unsigned changed = 0;
+  for (TuResult& tu : results) {
+    std::vector<clang::tidy::ClangTidyError> kept;
+    for (auto& e : tu.errors) {
+      auto note = llvm::find_if(e.Notes, isContextNote);
+      std::optional<Facts> f = note == e.Notes.end() ? std::nullopt : parseFacts(note->Message);
+      if (!f) {
+        kept.push_back(std::move(e));
+        continue;
+      }
+      llvm::StringRef fn = f->fn;
+      ContextKind now = clang::tidy::nosync::decideContext(f->local, heat.Hot.contains(fn),
+                                                           heat.RarelyCalled.contains(fn), heat.CalledOnce.contains(fn));
+      if (now == f->kind) {
+        kept.push_back(std::move(e));
+        continue;
+      }
+      ++changed;
+      std::optional<clang::tooling::Diagnostic::Level> level = levelFor(now, *f);
+      if (!level) continue;  // LowSeverity=silent
+      e.DiagLevel = *level;
+      e.Message.Message = withContext(e.Message.Message, *f, now);
+      std::string at = heat.DecidedBy.lookup(fn).str();
+      std::string facts = note->Message.substr(note->Message.find(kFactsSeparator));
+      note->Message = (kContextNotePrefix + clang::tidy::nosync::explainContext(
+                                                now, f->name, at, clang::tidy::nosync::oneOffWhy(f->local)) +
+                       " (decided with the callers in every file of this run)" + facts)
+                          .str();
+      kept.push_back(std::move(e));
+    }
+    tu.errors = std::move(kept);
+  }
+  return changed;
+}
+
+}  // namespace nosync::lint

@@ -1,0 +1,21 @@
+// Re-decides each finding's context with the callers of every translation
+// unit of the run. Within one unit the checks decide with the callers they can
+// see; a helper defined in one file and called from the training loop of
+// another has none there. Joining every unit's call graph (TuResult::calls),
+// a helper called from a loop anywhere is hot, and a printing helper that
+// main() calls once after training is one-off, whichever file holds it.
+#pragma once
+
+#include "TranslationUnit.h"
+
+#include <vector>
+
+namespace nosync::lint {
+
+// Changes the level, message and context note of the findings whose context
+// the whole project decides differently (a finding whose rule's LowSeverity
+// option is `silent` is dropped when it becomes low severity). Returns how
+// many findings changed.
+unsigned applyProjectContext(std::vector<TuResult>& results);
+
+}  // namespace nosync::lint
