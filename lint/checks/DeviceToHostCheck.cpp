@@ -18,7 +18,8 @@ std::string advice() { return std::string(::nosync::rules::get(Op::Cpu).advice);
 
 bool isMove(const OpEntry &E) { return E.op == Op::Cpu || E.op == Op::To; }
 
-// `x.cpu().data_ptr<T>()[i]`: a one-element read (the op table's ElementRead).
+// `x.cpu().data_ptr<T>()[i]` or `x.cpu().item()`: a host read of the copy
+// (nosync-item's ElementRead and Item, which outrank the copy).
 bool feedsElementRead(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
   const DynTypedNode Node = DynTypedNode::create(*Call);
   DynTypedNodeList Parents = Ctx.getParents(Node);
@@ -27,6 +28,9 @@ bool feedsElementRead(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
          isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, MemberExpr>(Parents[0].get<Expr>()))
     Parents = Ctx.getParents(Parents[0]);
   const auto *Ptr = Parents.empty() ? nullptr : Parents[0].get<CXXMemberCallExpr>();
+  // x.cpu().item<float>(): the value read is the point; nosync-item reports it.
+  if (opOfCall(Ptr, [](const OpEntry &E) { return E.rule == RuleId::Item && E.form == OpForm::Call; }))
+    return true;
   if (!opOfCall(Ptr, [](const OpEntry &E) { return E.op == Op::ElementRead; }))
     return false;
   DynTypedNodeList Up = Ctx.getParents(*Ptr);

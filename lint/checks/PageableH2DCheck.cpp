@@ -116,6 +116,10 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
   DeviceKind From = placementOf(Source, Ctx);
   if (From == DeviceKind::Cuda)
     return;  // already on the GPU: a no-op
+  // x.to(other.device()) aligns x with a tensor it is combined with, usually
+  // already on that device: only a tensor known to be on the CPU is uploaded.
+  if (DeviceArg && From != DeviceKind::Cpu && tensorMethodName(stripImplicit(DeviceArg)) == "device")
+    return;
   NonBlocking Async = nonBlockingArg(Call, Ctx);
   if (isPinned(Source, Ctx) && Async != NonBlocking::No)
     return;  // the recommended pattern

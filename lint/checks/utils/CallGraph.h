@@ -113,20 +113,21 @@ struct LocalContext {
   bool InMain = false;           // its function is main()
   bool InHotLambda = false;      // in a lambda that a loop calls
   bool CpuOnlyProgram = false;   // its unit has main() and never names a CUDA device
+  bool StaticInit = false;       // in the initializer of a static or global variable
 };
 
 /// The facts as 0/1 characters, for nosync-lint's project-wide pass.
 inline std::string encodeLocal(const LocalContext &L) {
   std::string S;
   for (bool B : {L.InTest, L.Throttled, L.OneOffName, L.InLoop, L.AfterTraining, L.InMain, L.InHotLambda,
-                 L.CpuOnlyProgram})
+                 L.CpuOnlyProgram, L.StaticInit})
     S.push_back(B ? '1' : '0');
   return S;
 }
 
 inline bool decodeLocal(const std::string &S, LocalContext &L) {
-  bool *Fields[] = {&L.InTest, &L.Throttled, &L.OneOffName, &L.InLoop, &L.AfterTraining, &L.InMain, &L.InHotLambda,
-                    &L.CpuOnlyProgram};
+  bool *Fields[] = {&L.InTest,  &L.Throttled,   &L.OneOffName,     &L.InLoop,    &L.AfterTraining,
+                    &L.InMain,  &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit};
   if (S.size() != std::size(Fields) || S.find_first_not_of("01") != std::string::npos)
     return false;
   for (size_t I = 0; I < std::size(Fields); ++I)
@@ -136,6 +137,8 @@ inline bool decodeLocal(const std::string &S, LocalContext &L) {
 
 /// Why code is one-off, in a few words (see decideContext).
 inline const char *oneOffWhy(const LocalContext &L) {
+  if (L.StaticInit)
+    return "the initializer of a static variable (it runs once)";
   if (L.OneOffName)
     return "a constructor or destructor, or named like setup, teardown or export";
   if (L.InLoop)
@@ -150,6 +153,8 @@ inline ContextKind decideContext(const LocalContext &L, bool FnHot, bool FnRarel
     return ContextKind::CpuOnly;
   if (L.InTest)
     return ContextKind::TestCode;
+  if (L.StaticInit)
+    return ContextKind::OneOff;
   if (L.Throttled)
     return ContextKind::Throttled;
   if (!Hot && L.OneOffName)

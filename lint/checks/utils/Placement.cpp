@@ -297,7 +297,51 @@ const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall) {
   return nullptr;  // to(ScalarType), to(TypeMeta), to(const Tensor&)
 }
 
-DeviceKind placementOf(const Expr *E, ASTContext &Ctx) { return placementImpl(E, Ctx, 0); }
+namespace {
+
+// torch::data's datasets and transforms, and classes derived from them.
+bool isDataPipelineClass(const CXXRecordDecl *R) {
+  auto InTorchData = [](const CXXRecordDecl *C) {
+    llvm::StringRef Q = C->getQualifiedNameAsString();
+    return Q.starts_with("torch::data::datasets::") || Q.starts_with("torch::data::transforms::");
+  };
+  if (!R || !R->hasDefinition())
+    return false;
+  R = R->getDefinition();
+  if (InTorchData(R))
+    return true;
+  bool Found = false;
+  R->forallBases([&](const CXXRecordDecl *Base) {
+    Found = Found || InTorchData(Base);
+    return true;
+  });
+  return Found;
+}
+
+// Code of a Dataset's get() / size() or a Transform's apply(): it builds
+// examples from host data, before any batch is moved to the device.
+bool isInDataPipeline(const Expr *E, ASTContext &Ctx) {
+  DynTypedNodeList Parents = Ctx.getParents(*E);
+  while (!Parents.empty()) {
+    if (const auto *M = Parents[0].get<CXXMethodDecl>())
+      return !M->getParent()->isLambda() && isDataPipelineClass(M->getParent());
+    if (Parents[0].get<FunctionDecl>())
+      return false;
+    Parents = Ctx.getParents(Parents[0]);
+  }
+  return false;
+}
+
+}  // namespace
+
+DeviceKind placementOf(const Expr *E, ASTContext &Ctx) {
+  DeviceKind K = placementImpl(E, Ctx, 0);
+  // Nothing in the source says where it lives, but it is data-pipeline code:
+  // the CPU.
+  if (K == DeviceKind::Unknown && E && isTensorExpr(E) && isInDataPipeline(E, Ctx))
+    return DeviceKind::Cpu;
+  return K;
+}
 
 bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx) { return placementOf(E, Ctx) == DeviceKind::Cpu; }
 

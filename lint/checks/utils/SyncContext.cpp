@@ -431,7 +431,7 @@ bool SyncContextAnalyzer::isCpuOnlyProgram(ASTContext &Ctx) {
 }
 
 SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
-  bool InLoop = false, Throttled = false, InHotLambda = false;
+  bool InLoop = false, Throttled = false, InHotLambda = false, StaticInit = false;
   const Stmt *OutermostLoop = nullptr, *InnermostLoop = nullptr, *Throttle = nullptr;
   const LambdaExpr *HotLambda = nullptr;
   const FunctionDecl *Fn = nullptr;
@@ -448,6 +448,8 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
         InHotLambda = true;
         HotLambda = L;
       }
+    } else if (const auto *V = P.get<VarDecl>(); V && V->hasGlobalStorage()) {
+      StaticInit = true;  // static locals and globals are initialized once
     } else if (const auto *F = P.get<FunctionDecl>()) {
       if (const auto *M = dyn_cast<CXXMethodDecl>(F); !(M && M->getParent()->isLambda()))
         Fn = F;
@@ -477,6 +479,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
   L.InMain = Fn && Fn->isMain();
   L.InHotLambda = InHotLambda;
   L.CpuOnlyProgram = isCpuOnlyProgram(Ctx);
+  L.StaticInit = StaticInit;
   bool FnCalledOnce = Fn && isCalledOnce(Fn, Ctx);
   L.AfterTraining = InLoop && OutermostLoop && (L.InMain || FnCalledOnce) && followsTrainingLoop(OutermostLoop, Ctx);
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);

@@ -431,6 +431,11 @@ def score_split(results):
         by_path = collections.defaultdict(list)
         seen = set()
         for fd in res["findings"]:
+            if fd["rule"].startswith("clang-diagnostic-"):
+                # The compiler's errors (a missing include, an unknown type):
+                # counted by the files' parse status, not as findings.
+                outside["compiler-diagnostic"] += 1
+                continue
             if fd["relpath"] is None:
                 outside["outside-project" + ("-warning" if fd["severity"] in WARNING_LEVEL else "-note")] += 1
                 continue
