@@ -64,7 +64,7 @@ void BoolConditionCheck::check(const MatchFinder::MatchResult &Result) {
   // Every tensor involved on the CPU: comparing host memory costs nothing.
   bool AllOnCpu = true;
   if (const Expr *Receiver = receiverOf(Call))
-    AllOnCpu = isProvablyOnCpu(Receiver, Ctx);
+    AllOnCpu = isProvablyOnCpu(Receiver, Ctx) && !isHostCopyOfDeviceValue(Receiver, Ctx);
   for (const Expr *Arg : Call->arguments())
     if (isTensorExpr(Arg))
       AllOnCpu = AllOnCpu && isProvablyOnCpu(Arg, Ctx);

@@ -97,10 +97,7 @@ void ItemCheck::checkItemCall(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
   // A CPU tensor's item() costs nothing, unless the CPU tensor is a copy made
   // right here of one that may be on the GPU (x.cpu().item()): then this read
   // is the sync, reported once, as an item read.
-  const auto *Copy = dyn_cast_or_null<CXXMemberCallExpr>(receiverOf(Call));
-  bool ReadsHostCopy = Copy && opOfCall(Copy, [](const OpEntry &E) { return E.op == Op::Cpu || E.op == Op::To; }) &&
-                       !isProvablyOnCpu(receiverOf(Copy), Ctx);
-  if (isProvablyOnCpu(receiverOf(Call), Ctx) && !ReadsHostCopy)
+  if (isProvablyOnCpu(receiverOf(Call), Ctx) && !isHostCopyOfDeviceValue(receiverOf(Call), Ctx))
     return;
   Finding F;
   F.Site = Call;

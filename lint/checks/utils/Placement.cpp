@@ -345,6 +345,12 @@ DeviceKind placementOf(const Expr *E, ASTContext &Ctx) {
 
 bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx) { return placementOf(E, Ctx) == DeviceKind::Cpu; }
 
+bool isHostCopyOfDeviceValue(const Expr *E, ASTContext &Ctx) {
+  const auto *Copy = dyn_cast_or_null<CXXMemberCallExpr>(stripImplicit(E));
+  return Copy && opOfCall(Copy, [](const OpEntry &Entry) { return Entry.op == Op::Cpu || Entry.op == Op::To; }) &&
+         isProvablyOnCpu(Copy, Ctx) && !isProvablyOnCpu(receiverOf(Copy), Ctx);
+}
+
 bool isPinned(const Expr *E, ASTContext &Ctx) { return isPinnedImpl(E, Ctx, 0); }
 
 NonBlocking nonBlockingArg(const CallExpr *Call, const ASTContext &Ctx) {

@@ -35,6 +35,10 @@ const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall);
 /// (x.cpu().sum()) are looked through.
 bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx);
 
+/// True for a .cpu() / .to(kCPU) made right here of a tensor that may be on
+/// the GPU (x.cpu() in x.cpu().item()): on the CPU, but making it syncs.
+bool isHostCopyOfDeviceValue(const Expr *E, ASTContext &Ctx);
+
 /// Where the value of a tensor expression provably lives, by the same
 /// reasoning as isProvablyOnCpu; Unknown when the source does not say.
 DeviceKind placementOf(const Expr *E, ASTContext &Ctx);

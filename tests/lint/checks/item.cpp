@@ -73,7 +73,10 @@ void train(torch::nn::Linear& model, const torch::Tensor& x, const torch::Tensor
     running += typed.max().item<float>();
     auto blob = torch::from_blob(buffer, {4});
     running += blob.mean().item<float>();
+    // A host copy made here of a value that may be on the GPU: the read is the
+    // sync, reported once, as an item read (not also as a device-to-host copy).
     running += loss.cpu().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: 'item()' inside a loop: {{.*}} [nosync-item]
     // Moved to the GPU later: no longer provably on the CPU.
     auto moved = torch::zeros({4});
     moved = moved.to(torch::kCUDA);
