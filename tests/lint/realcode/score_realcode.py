@@ -385,12 +385,18 @@ def lint_project_at_once(args, p, root, res):
             fds = parse_findings(run.get("stdout", ""))
         except ValueError:
             fds = []
-        for f in fds:
-            rel = repo_relative(f["file"], saved_root, os.path.realpath(saved_root))
-            if rel is not None and rel.startswith(".."):
-                rel = None
-            f["relpath"] = rel
-            res["findings"].append(f)
+        add_findings(res, fds, saved_root)
+
+
+def add_findings(res, fds, root):
+    """Adds a run's findings to the project's, each with its repo-relative path
+    (None outside the project)."""
+    for f in fds:
+        rel = repo_relative(f["file"], root, os.path.realpath(root))
+        if rel is not None and rel.startswith(".."):
+            rel = None
+        f["relpath"] = rel
+        res["findings"].append(f)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -731,13 +737,7 @@ def main(argv=None):
                         status = "crash"
                         rc = "bad-json: %s" % e
                 res["files"].append({"path": path, "rc": rc, "status": status})
-                saved_root = run.get("root", root)
-                for f in fds:
-                    rel = repo_relative(f["file"], saved_root, os.path.realpath(saved_root))
-                    if rel is not None and rel.startswith(".."):
-                        rel = None
-                    f["relpath"] = rel
-                    res["findings"].append(f)
+                add_findings(res, fds, run.get("root", root))
 
         splits = ("tuning", "heldback") if args.split == "all" else (args.split,)
         split_scores = collections.OrderedDict()
