@@ -78,7 +78,7 @@ def main():
         from torch_sync_debug import record_torch_sync_warnings
 
         recorder = record_torch_sync_warnings(args.torch_sync_debug, __file__)
-        recorder.__enter__()
+        recorder.__enter__()  # HARNESS: torch's mode is switched on here (only in its run)
     running_loss, correct, seen = 0.0, 0, 0
     start = time.perf_counter()
     for step, (x, y) in enumerate(loader):

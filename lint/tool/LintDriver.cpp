@@ -40,7 +40,7 @@ std::string defaultCacheDir(const std::vector<LintJob>& jobs) {
 }
 
 // The cached result when there is one, else a fresh parse (stored for next time).
-TuResult lintOrReuse(const LintJob& job, const CommandLineOverrides& overrides, ResultCache* cache) {
+TuResult reuseOrLint(const LintJob& job, const CommandLineOverrides& overrides, ResultCache* cache) {
   if (!cache) return lintTranslationUnit(job.file, *job.db, *job.config, overrides);
   auto cached = cache->lookup(job, overrides);
   if (!cached) return cache->lintAndStore(job, overrides);
@@ -51,6 +51,13 @@ TuResult lintOrReuse(const LintJob& job, const CommandLineOverrides& overrides, 
   r.errors = std::move(cached->errors);
   r.calls = std::move(cached->calls);
   r.fromCache = true;
+  return r;
+}
+
+// The unit's findings, at the severities its config asks for.
+TuResult lintOrReuse(const LintJob& job, const CommandLineOverrides& overrides, ResultCache* cache) {
+  TuResult r = reuseOrLint(job, overrides, cache);
+  raiseConfiguredErrors(*job.config, r.errors);
   return r;
 }
 

@@ -57,6 +57,7 @@ std::optional<Facts> parseFacts(llvm::StringRef note) {
 // The level RuleCheck gives a finding of this context (nullopt: silenced).
 std::optional<clang::tooling::Diagnostic::Level> levelFor(ContextKind kind, const Facts& f) {
   using Level = clang::tooling::Diagnostic::Level;
+  // As RuleCheck decides, with `error` raised as raiseConfiguredErrors does.
   Level configured = f.severity == "error" ? Level::Error : f.severity == "note" ? Level::Remark : Level::Warning;
   bool low = clang::tidy::nosync::isLowSeverityContext(kind) || (kind == ContextKind::Plain && f.plainIsLow);
   if (!low || f.lowMode == "warning") return configured;

@@ -31,6 +31,15 @@ unsigned TuResult::compilerErrors() const {
 
 bool TuResult::parseFailed() const { return compilerErrors() > 0; }
 
+void raiseConfiguredErrors(const LintConfig& config, std::vector<clang::tidy::ClangTidyError>& errors) {
+  for (auto& e : errors) {
+    if (isCompilerError(e) || e.DiagLevel != clang::tooling::Diagnostic::Warning) continue;
+    auto it = config.tidy.CheckOptions.find(e.DiagnosticName + ".Severity");
+    if (it != config.tidy.CheckOptions.end() && it->getValue().Value == "error")
+      e.DiagLevel = clang::tooling::Diagnostic::Error;
+  }
+}
+
 namespace {
 
 // clang-tidy keeps paths as the compiler opened them, often relative to the

@@ -44,6 +44,11 @@ struct TuResult {
 TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::CompilationDatabase& db,
                              const LintConfig& config, const CommandLineOverrides& overrides);
 
+// A rule configured as `error` (its check's Severity option) is reported by
+// the check as a warning, after NOLINT; this raises those warnings to errors.
+// Findings a check lowered for their context (remarks) stay low.
+void raiseConfiguredErrors(const LintConfig& config, std::vector<clang::tidy::ClangTidyError>& errors);
+
 // The enabled check names for one file's options (empty: nothing would run).
 std::vector<std::string> enabledChecks(const LintConfig& config, llvm::StringRef absFile,
                                        const CommandLineOverrides& overrides);

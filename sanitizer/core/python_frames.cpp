@@ -75,7 +75,11 @@ std::string backward_node_of(const std::vector<Frame>& frames) {
     std::string_view rest = fn.substr(at + kGenerated.size());
     std::size_t end = 0;
     while (end < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[end])) || rest[end] == '_')) ++end;
-    if (end) return std::string(rest.substr(0, end));
+    // The node struct (IndexBackward0), not a helper it calls
+    // (generated::details::index_backward, seen innermost on the H200).
+    std::string_view name = rest.substr(0, end);
+    if (end && end < rest.size() && rest[end] == ':' && name.find("Backward") != std::string_view::npos)
+      return std::string(name);
   }
   for (const Frame& f : frames)
     if (f.function.find("torch::autograd::PyNode::apply") != std::string::npos) return "PyNode";

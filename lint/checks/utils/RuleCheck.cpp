@@ -91,10 +91,12 @@ void RuleCheck::onEndOfTranslationUnit() {
 
 void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
   SyncContext Where = Analyzer.classify(F.Site, Ctx);
-  using ::nosync::rules::Severity;
-  DiagnosticIDs::Level Level = ConfiguredSeverity == Severity::Error  ? DiagnosticIDs::Error
-                               : ConfiguredSeverity == Severity::Note ? DiagnosticIDs::Remark
-                                                                      : DiagnosticIDs::Warning;
+  // `error` is reported as a warning here and raised by the driver (nosync-lint
+  // from the Severity option, clang-tidy with --warnings-as-errors): a check's
+  // own error-level diagnostic could not be silenced with NOLINT, and clang
+  // would take it for a compile error.
+  DiagnosticIDs::Level Level =
+      ConfiguredSeverity == ::nosync::rules::Severity::Note ? DiagnosticIDs::Remark : DiagnosticIDs::Warning;
   if (Where.isLowSeverity() || (Where.Kind == ContextKind::Plain && isPlainContextLowSeverity())) {
     if (LowSeverity == LowSeverityMode::Silent)
       return;

@@ -68,7 +68,9 @@ private:
   enum class LowSeverityMode { Remark, Silent, Warning };
   static std::optional<LowSeverityMode> parseLowSeverity(StringRef Value);
   /// Option `Severity` = note | warning | error: the level of a finding in
-  /// hot or plain context; the catalog's severity by default.
+  /// hot or plain context; the catalog's severity by default. `error` is
+  /// emitted as a warning that the driver raises (nosync-lint reads the
+  /// option; with clang-tidy, --warnings-as-errors).
   static std::optional<::nosync::rules::Severity> parseSeverity(StringRef Value);
 
   /// Classifies the finding's context and emits it (or not).

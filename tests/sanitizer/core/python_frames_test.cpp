@@ -101,6 +101,15 @@ TEST(PythonFrames, BackwardNodeNamesTheForwardOp) {
   EXPECT_EQ(backward_node_of(native_item_from_python()), "");
 }
 
+TEST(PythonFrames, BackwardNodeSkipsTheHelpersItCalls) {
+  // As on the H200: the node's helper in generated::details is the inner frame.
+  std::vector<Frame> f = observer_frames();
+  f.push_back(lib("at::native::nonzero_cuda(at::Tensor const&)", "/venv/torch/lib/libtorch_cuda.so"));
+  f.push_back(lib("torch::autograd::generated::details::index_backward(at::Tensor, c10::ArrayRef<long>)", kCpu));
+  f.push_back(lib("torch::autograd::generated::IndexBackward0::apply(std::vector<at::Tensor>&&)", kCpu));
+  EXPECT_EQ(backward_node_of(f), "IndexBackward0");
+}
+
 // Two .py lines calling the same op share every native frame: the Python
 // stack keeps them apart, and each finding names its own line.
 TEST(PythonFrames, EngineReportsEachPythonLine) {
