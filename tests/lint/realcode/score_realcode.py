@@ -356,6 +356,22 @@ def file_statuses(run, root, paths):
     return out
 
 
+def saved_or_new_run(args, saved, lint):
+    """The linter run saved at `saved` (unless --rerun), else lint() run now
+    and saved there; an error without --lint."""
+    if saved and os.path.exists(saved) and not args.rerun:
+        with open(saved, encoding="utf-8") as fh:
+            return json.load(fh)
+    if not args.lint:
+        raise ScoreError("no saved findings %s and no --lint" % saved)
+    run = lint()
+    if saved:
+        os.makedirs(os.path.dirname(saved), exist_ok=True)
+        with open(saved, "w", encoding="utf-8") as fh:
+            json.dump(run, fh, indent=1)
+    return run
+
+
 def lint_project_at_once(args, p, root, res):
     """--whole-project: one nosync-lint run per set of files sharing compile
     flags, so that the linter sees callers in the project's other files."""
@@ -365,19 +381,9 @@ def lint_project_at_once(args, p, root, res):
     for gi, (cargs, paths) in enumerate(groups.items()):
         saved = (os.path.join(args.findings_dir, label_file_name(p["repo"])[:-4], "whole-project-%d.json" % gi)
                  if args.findings_dir else None)
-        if saved and os.path.exists(saved) and not args.rerun:
-            with open(saved, encoding="utf-8") as fh:
-                run = json.load(fh)
-        elif args.lint:
-            run = run_linter(args.lint, args.lint_arg, [os.path.join(root, x) for x in paths], list(cargs),
-                             args.timeout * len(paths))
-            run["root"], run["paths"] = root, paths
-            if saved:
-                os.makedirs(os.path.dirname(saved), exist_ok=True)
-                with open(saved, "w", encoding="utf-8") as fh:
-                    json.dump(run, fh, indent=1)
-        else:
-            raise ScoreError("no saved findings %s and no --lint" % saved)
+        run = saved_or_new_run(args, saved, lambda: dict(
+            run_linter(args.lint, args.lint_arg, [os.path.join(root, x) for x in paths], list(cargs),
+                       args.timeout * len(paths)), root=root, paths=paths))
         saved_root = run.get("root", root)
         for path, (status, rc) in file_statuses(run, saved_root, paths).items():
             res["files"].append({"path": path, "rc": rc, "status": status})
@@ -713,20 +719,10 @@ def main(argv=None):
                 continue
             for path in p["files"]:
                 saved = os.path.join(args.findings_dir, saved_name(p, path)) if args.findings_dir else None
-                run = None
-                if saved and os.path.exists(saved) and not args.rerun:
-                    with open(saved, encoding="utf-8") as fh:
-                        run = json.load(fh)
-                elif args.lint:
-                    cargs = compile_args(p, root, path, args.torch_include, args.extra_flag)
-                    run = run_linter(args.lint, args.lint_arg, os.path.join(root, path), cargs, args.timeout)
-                    run["root"] = root
-                    if saved:
-                        os.makedirs(os.path.dirname(saved), exist_ok=True)
-                        with open(saved, "w", encoding="utf-8") as fh:
-                            json.dump(run, fh, indent=1)
-                else:
-                    raise ScoreError("no saved findings %s and no --lint" % saved)
+                run = saved_or_new_run(args, saved, lambda: dict(
+                    run_linter(args.lint, args.lint_arg, os.path.join(root, path),
+                               compile_args(p, root, path, args.torch_include, args.extra_flag), args.timeout),
+                    root=root))
                 rc = run["rc"]
                 status = "crash" if rc == "timeout" else classify_rc(rc)
                 try:
