@@ -72,6 +72,7 @@ DeviceToHostCheck::DeviceToHostCheck(StringRef Name, ClangTidyContext *Context)
     : RuleCheck(Name, Context, Id) {}
 
 void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
+  registerDroppedCodeMatcher(Finder);
   Finder->addMatcher(cxxMemberCallExpr(opCall(isMove)).bind("move"), this);
   Finder->addMatcher(cxxMemberCallExpr(opCall({Op::CopyInto})).bind("copy"), this);
 }

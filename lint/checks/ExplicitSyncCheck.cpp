@@ -29,6 +29,7 @@ ExplicitSyncCheck::ExplicitSyncCheck(StringRef Name, ClangTidyContext *Context)
     : RuleCheck(Name, Context, Id) {}
 
 void ExplicitSyncCheck::registerMatchers(MatchFinder *Finder) {
+  registerDroppedCodeMatcher(Finder);
   Finder->addMatcher(callExpr(opCall(isExplicitSync)).bind("sync"), this);
 }
 

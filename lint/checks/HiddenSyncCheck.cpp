@@ -115,6 +115,7 @@ HiddenSyncCheck::HiddenSyncCheck(StringRef Name, ClangTidyContext *Context)
     : RuleCheck(Name, Context, Id) {}
 
 void HiddenSyncCheck::registerMatchers(MatchFinder *Finder) {
+  registerDroppedCodeMatcher(Finder);
   using namespace torch_matchers;
   Finder->addMatcher(callExpr(opCall(isHiddenSyncCall)).bind("op"), this);
   Finder->addMatcher(callExpr(opCall({Op::MaskIndex})).bind("index"), this);

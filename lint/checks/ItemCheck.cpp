@@ -70,6 +70,7 @@ ItemCheck::ItemCheck(StringRef Name, ClangTidyContext *Context)
     : RuleCheck(Name, Context, Id) {}
 
 void ItemCheck::registerMatchers(MatchFinder *Finder) {
+  registerDroppedCodeMatcher(Finder);
   Finder->addMatcher(cxxMemberCallExpr(opCall(isValueRead)).bind("item"), this);
   // x.cpu().data_ptr<float>()[0] and *x.cpu().data_ptr<float>()
   auto HostCopy = cxxMemberCallExpr(opCall({Op::Cpu, Op::To})).bind("cpu");

@@ -85,6 +85,7 @@ PageableH2DCheck::PageableH2DCheck(StringRef Name, ClangTidyContext *Context)
     : RuleCheck(Name, Context, Id) {}
 
 void PageableH2DCheck::registerMatchers(MatchFinder *Finder) {
+  registerDroppedCodeMatcher(Finder);
   Finder->addMatcher(cxxMemberCallExpr(opCall(isUpload)).bind("move"), this);
   Finder->addMatcher(cxxMemberCallExpr(opCall({Op::CopyInto})).bind("copy"), this);
 }

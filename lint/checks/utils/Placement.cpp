@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace clang::tidy::nosync {
 using namespace ast_matchers;
@@ -63,7 +64,39 @@ bool isDeviceFreeOption(QualType T) {
          N == "caffe2::TypeMeta";
 }
 
-DeviceKind classifyDeviceImpl(const Expr *E, const ASTContext &Ctx, int Depth) {
+// The right-hand sides of `V = value`: in its function for a local; in the
+// main file's declarations for a global (a global device set in main()).
+std::vector<const Expr *> assignedValues(const VarDecl *V, ASTContext &Ctx) {
+  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
+  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref),
+                                    hasArgument(1, expr().bind("value")));
+  std::vector<const Decl *> Scopes;
+  if (const auto *Fn = dyn_cast_or_null<Decl>(V->getParentFunctionOrMethod()))
+    Scopes.push_back(Fn);
+  else
+    for (const Decl *D : Ctx.getTranslationUnitDecl()->decls())
+      if (Ctx.getSourceManager().isInMainFile(D->getLocation()))
+        Scopes.push_back(D);
+  std::vector<const Expr *> Values;
+  for (const Decl *Scope : Scopes)
+    for (const BoundNodes &N : match(decl(forEachDescendant(Assign)), *Scope, Ctx))
+      Values.push_back(N.getNodeAs<Expr>("value"));
+  return Values;
+}
+
+// Whether `V` is assigned or moved from anywhere in its function after its
+// initialization; if so its placement is no longer what the initializer says.
+bool isLocallyReassigned(const VarDecl *V, ASTContext &Ctx) {
+  const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
+  if (!Fn || !Fn->hasBody())
+    return true;
+  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
+  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref));
+  auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref));
+  return !match(stmt(hasDescendant(stmt(anyOf(Assign, Moved)))), *Fn->getBody(), Ctx).empty();
+}
+
+DeviceKind classifyDeviceImpl(const Expr *E, ASTContext &Ctx, int Depth) {
   E = stripImplicit(E);
   if (!E || Depth > 8)
     return DeviceKind::Unknown;
@@ -79,9 +112,19 @@ DeviceKind classifyDeviceImpl(const Expr *E, const ASTContext &Ctx, int Depth) {
     // A local Device/TensorOptions is usually built once; its initializer
     // says where it points.
     const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
-    if (V && V->getInit() && !isa<ParmVarDecl>(V))
-      return classifyDeviceImpl(V->getInit(), Ctx, Depth + 1);
-    return DeviceKind::Unknown;
+    if (!V || !V->getInit() || isa<ParmVarDecl>(V))
+      return DeviceKind::Unknown;
+    // `Device device = kCPU; if (cuda::is_available()) device = kCUDA;`: a
+    // variable that is ever pointed at the GPU is the GPU.
+    DeviceKind K = classifyDeviceImpl(V->getInit(), Ctx, Depth + 1);
+    for (const Expr *Value : assignedValues(V, Ctx)) {
+      DeviceKind Other = classifyDeviceImpl(Value, Ctx, Depth + 1);
+      if (Other == DeviceKind::Cuda || K == DeviceKind::Cuda)
+        K = DeviceKind::Cuda;
+      else if (Other != K)
+        K = DeviceKind::Unknown;
+    }
+    return K;
   }
   // torch::Device(torch::kCUDA, 0), at::Device("cpu"), TensorOptions(kCUDA),
   // std::optional<Device>(...): the first argument names the device.
@@ -121,23 +164,11 @@ DeviceKind classifyDeviceImpl(const Expr *E, const ASTContext &Ctx, int Depth) {
   return DeviceKind::Unknown;
 }
 
-// Whether `V` is assigned or moved from anywhere in its function after its
-// initialization; if so its placement is no longer what the initializer says.
-bool isLocallyReassigned(const VarDecl *V, ASTContext &Ctx) {
-  const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
-  if (!Fn || !Fn->hasBody())
-    return true;
-  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
-  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref));
-  auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref));
-  return !match(stmt(hasDescendant(stmt(anyOf(Assign, Moved)))), *Fn->getBody(), Ctx).empty();
-}
-
 // Factories whose result is placed by their TensorOptions argument and
 // default to the CPU when none is given.
 bool isPlacingFactory(llvm::StringRef Name) { return inGroup(OpGroup::PlacingFactory, Name); }
 
-DeviceKind factoryPlacement(const CallExpr *Call, const ASTContext &Ctx) {
+DeviceKind factoryPlacement(const CallExpr *Call, ASTContext &Ctx) {
   const FunctionDecl *F = Call->getDirectCallee();
   unsigned N = std::min(Call->getNumArgs(), F->getNumParams());
   for (unsigned I = 0; I < N; ++I) {
@@ -278,7 +309,7 @@ bool isDeviceTyped(const Expr *E) {
 }
 
 
-DeviceKind classifyDevice(const Expr *E, const ASTContext &Ctx) {
+DeviceKind classifyDevice(const Expr *E, ASTContext &Ctx) {
   return classifyDeviceImpl(E, Ctx, 0);
 }
 

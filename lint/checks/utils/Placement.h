@@ -17,7 +17,7 @@ enum class DeviceKind { Unknown, NoDevice, Cpu, Cuda };
 /// "cuda:0"), TensorOptions chains with .device(...), local variables
 /// through their initializer, and the implicit conversions LibTorch inserts
 /// between them.
-DeviceKind classifyDevice(const Expr *E, const ASTContext &Ctx);
+DeviceKind classifyDevice(const Expr *E, ASTContext &Ctx);
 
 /// True when the expression (under implicit conversions) is a c10::Device or
 /// c10::DeviceType, i.e. it certainly names a device even if not which one.

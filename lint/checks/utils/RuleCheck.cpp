@@ -1,6 +1,7 @@
 #include "utils/RuleCheck.h"
 
 #include "utils/AstHelpers.h"
+#include "utils/DroppedCode.h"
 #include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
@@ -89,8 +90,37 @@ void RuleCheck::onEndOfTranslationUnit() {
   PendingContext = nullptr;
 }
 
+void RuleCheck::registerDroppedCodeMatcher(ast_matchers::MatchFinder *Finder) {
+  using namespace ast_matchers;
+  // Lambdas are read with the function they are written in; instantiations
+  // with their template.
+  Finder->addMatcher(functionDecl(isDefinition(), unless(isInstantiated()), unless(cxxMethodDecl(ofClass(isLambda()))))
+                         .bind("function"),
+                     &DroppedCode);
+}
+
+void RuleCheck::DroppedCodeCallback::run(const ast_matchers::MatchFinder::MatchResult &Result) {
+  if (const auto *F = Result.Nodes.getNodeAs<FunctionDecl>("function"))
+    Owner.reportDroppedCalls(*F, *Result.Context);
+}
+
+void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
+  for (const TextCall &Call : droppedCalls(Fn, Ctx)) {
+    std::optional<TextOp> Op = opOfTextCall(Call);
+    if (!Op || Op->Rule != Rule.rule)
+      continue;
+    Finding F;
+    F.Site = Call.Container;
+    F.Loc = Call.NameLoc;
+    F.What = "'" + Call.Name + "()' (in a statement that did not compile, read from its text)";
+    F.Advice = std::string(Op->Op->advice);
+    F.TextLoop = Call.Loop;
+    report(std::move(F), Ctx);
+  }
+}
+
 void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
-  SyncContext Where = Analyzer.classify(F.Site, Ctx);
+  SyncContext Where = Analyzer.classify(F.Site, Ctx, F.TextLoop);
   // `error` is reported as a warning here and raised by the driver (nosync-lint
   // from the Severity option, clang-tidy with --warnings-as-errors): a check's
   // own error-level diagnostic could not be silenced with NOLINT, and clang

@@ -37,6 +37,9 @@ struct Finding {
   /// A complete edit implementing `Advice`, attached to the note only
   /// (applied with --fix-notes, never by plain --fix).
   std::vector<FixItHint> AdviceFixes;
+  /// For a call read from code the compiler dropped (DroppedCode.h): the
+  /// loop of the dropped text that repeats it; invalid otherwise.
+  SourceLocation TextLoop;
 };
 
 class RuleCheck : public ClangTidyCheck {
@@ -54,6 +57,11 @@ protected:
   /// second in reading order whatever order the matchers fired in.
   void report(Finding F, ASTContext &Ctx);
   void onEndOfTranslationUnit() override;
+
+  /// Also reports this rule's calls in code the compiler dropped after an
+  /// error (DroppedCode.h), read from the text. Checks whose ops can be told
+  /// from their spelling call it from registerMatchers.
+  void registerDroppedCodeMatcher(ast_matchers::MatchFinder *Finder);
 
   SyncContextAnalyzer &contextAnalyzer() { return Analyzer; }
 
@@ -80,7 +88,19 @@ private:
   /// remembers it otherwise.
   bool isDuplicate(const Finding &F, ASTContext &Ctx);
 
+  /// Reports the calls of this rule among `F`'s dropped code.
+  void reportDroppedCalls(const FunctionDecl &F, ASTContext &Ctx);
+  class DroppedCodeCallback : public ast_matchers::MatchFinder::MatchCallback {
+  public:
+    explicit DroppedCodeCallback(RuleCheck &Owner) : Owner(Owner) {}
+    void run(const ast_matchers::MatchFinder::MatchResult &Result) override;
+
+  private:
+    RuleCheck &Owner;
+  };
+
   const ::nosync::rules::Rule &Rule;
+  DroppedCodeCallback DroppedCode{*this};
   std::string SeverityText;
   ::nosync::rules::Severity ConfiguredSeverity;
   std::string LowSeverityText;

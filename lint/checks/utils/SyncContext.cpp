@@ -430,8 +430,8 @@ bool SyncContextAnalyzer::isCpuOnlyProgram(ASTContext &Ctx) {
   return CpuOnly;
 }
 
-SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
-  bool InLoop = false, Throttled = false, InHotLambda = false, StaticInit = false;
+SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop) {
+  bool InLoop = TextLoop.isValid(), Throttled = false, InHotLambda = false, StaticInit = false;
   const Stmt *OutermostLoop = nullptr, *InnermostLoop = nullptr, *Throttle = nullptr;
   const LambdaExpr *HotLambda = nullptr;
   const FunctionDecl *Fn = nullptr;
@@ -493,7 +493,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
     Result.Evidence = DecidedFor(Fn);
     break;
   case ContextKind::InLoop:
-    Result.Evidence = InnermostLoop->getBeginLoc();
+    Result.Evidence = TextLoop.isValid() ? TextLoop : InnermostLoop->getBeginLoc();
     break;
   case ContextKind::CalledFromLoop:
     Result.Evidence = HotLambda ? DecidedFor(HotLambda->getCallOperator()) : DecidedFor(Fn);
@@ -501,7 +501,9 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx) {
   case ContextKind::OneOff:
     Result.Why = oneOffWhy(L);
     if (!L.OneOffName)
-      Result.Evidence = L.InLoop ? OutermostLoop->getBeginLoc() : L.InMain ? SourceLocation() : DecidedFor(Fn);
+      Result.Evidence = L.InLoop ? (OutermostLoop ? OutermostLoop->getBeginLoc() : TextLoop)
+                        : L.InMain ? SourceLocation()
+                                   : DecidedFor(Fn);
     break;
   default:
     break;

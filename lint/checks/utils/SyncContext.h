@@ -56,7 +56,9 @@ std::string functionKey(const FunctionDecl *F);
 /// LibTorch's are skipped).
 class SyncContextAnalyzer {
 public:
-  SyncContext classify(const Stmt *S, ASTContext &Ctx);
+  /// `TextLoop`, when valid, is a loop around `S` that is not in the AST
+  /// (dropped code read from text, DroppedCode.h): `S` is inside it.
+  SyncContext classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop = SourceLocation());
 
   /// True when `S` runs once per iteration of an enclosing loop of its own
   /// function (its body, condition or increment; not a for-init or the range

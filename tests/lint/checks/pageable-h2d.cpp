@@ -39,6 +39,23 @@ void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& 
   }
 }
 
+// The usual way to pick the device: the CPU unless CUDA is there. A device
+// variable that is ever set to CUDA is the GPU.
+void train_picked(torch::nn::Linear& model, const std::vector<torch::Tensor>& batches) {
+  torch::Device picked = torch::kCPU;
+  if (torch::cuda::is_available()) {
+    picked = torch::kCUDA;
+  }
+  torch::Device cpu_only = torch::kCPU;
+  for (const auto& batch : batches) {
+    auto x = batch.to(picked);
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
+    auto y = batch.to(cpu_only);
+    model->forward(x);
+    (void)y;
+  }
+}
+
 int main() {
   torch::Device device(torch::kCUDA);
   torch::nn::Linear model(3, 1);

@@ -1,0 +1,256 @@
+#include "utils/DroppedCode.h"
+
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace clang::tidy::nosync {
+namespace {
+
+struct Token {
+  tok::TokenKind Kind;
+  StringRef Text;  // identifiers and keywords: their spelling; else the punctuation
+  SourceLocation Loc;
+};
+
+bool isIdent(const Token &T, StringRef Name = "") {
+  return T.Kind == tok::raw_identifier && (Name.empty() || T.Text == Name);
+}
+
+// The raw tokens of [Begin, End) of one file, comments left out, and so are
+// preprocessor directives and everything inside #if ... #endif: which branch
+// the compiler took is not in the text (an inactive #ifdef looks dropped too).
+std::vector<Token> lexRange(SourceLocation Begin, SourceLocation End, const SourceManager &SM,
+                            const LangOptions &LO) {
+  std::vector<Token> Out;
+  FileID File = SM.getFileID(Begin);
+  bool Invalid = false;
+  StringRef Buffer = SM.getBufferData(File, &Invalid);
+  if (Invalid)
+    return Out;
+  unsigned From = SM.getFileOffset(Begin), To = SM.getFileOffset(End);
+  Lexer Lex(SM.getLocForStartOfFile(File), LO, Buffer.begin(), Buffer.begin() + From, Buffer.end());
+  unsigned DirectiveLine = 0;  // the line of the directive being skipped
+  int Conditionals = 0;        // #if nesting
+  clang::Token T;
+  while (true) {
+    Lex.LexFromRawLexer(T);
+    if (T.is(tok::eof) || SM.getFileOffset(T.getLocation()) >= To)
+      break;
+    unsigned Line = SM.getSpellingLineNumber(T.getLocation());
+    if (T.is(tok::hash) && T.isAtStartOfLine()) {
+      DirectiveLine = Line;
+      clang::Token Name;
+      Lex.LexFromRawLexer(Name);
+      StringRef Directive = Name.is(tok::raw_identifier) ? Name.getRawIdentifier() : "";
+      if (Directive.starts_with("if"))
+        ++Conditionals;
+      else if (Directive == "endif" && Conditionals > 0)
+        --Conditionals;
+      else if ((Directive == "else" || Directive.starts_with("elif")) && Conditionals == 0)
+        Conditionals = 1;  // the other branch of an #if opened before this text
+      continue;
+    }
+    if (Line == DirectiveLine || Conditionals > 0)
+      continue;
+    StringRef Text = T.is(tok::raw_identifier) ? T.getRawIdentifier()
+                                               : StringRef(Buffer.data() + SM.getFileOffset(T.getLocation()),
+                                                           T.getLength());
+    Out.push_back({T.getKind(), Text, T.getLocation()});
+  }
+  return Out;
+}
+
+// Index of the token that closes the bracket opened at `Open`, or Tokens.size().
+size_t matching(const std::vector<Token> &Tokens, size_t Open, tok::TokenKind L, tok::TokenKind R) {
+  int Depth = 0;
+  for (size_t I = Open; I < Tokens.size(); ++I) {
+    if (Tokens[I].Kind == L)
+      ++Depth;
+    else if (Tokens[I].Kind == R && --Depth == 0)
+      return I;
+  }
+  return Tokens.size();
+}
+
+// The calls in one run of dropped tokens, each with the dropped loop around
+// it. A loop keyword starts a loop whose body is the next `{...}` after its
+// header, or the next statement when it has no braces.
+void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::vector<TextCall> &Out) {
+  struct Brace {
+    SourceLocation Loop;  // invalid: not a loop body
+  };
+  std::vector<Brace> Braces;
+  SourceLocation PendingLoop;  // a loop keyword whose body has not begun
+  size_t HeaderEnd = 0;        // where its `(...)` header ends
+  SourceLocation BracelessLoop;  // a loop whose body is a single statement
+  for (size_t I = 0; I < Tokens.size(); ++I) {
+    const Token &T = Tokens[I];
+    if (isIdent(T, "for") || isIdent(T, "while")) {
+      PendingLoop = T.Loc;
+      HeaderEnd = I + 1 < Tokens.size() && Tokens[I + 1].Kind == tok::l_paren
+                      ? matching(Tokens, I + 1, tok::l_paren, tok::r_paren)
+                      : I;
+      continue;
+    }
+    if (isIdent(T, "do")) {
+      PendingLoop = T.Loc;
+      HeaderEnd = I;
+      continue;
+    }
+    if (T.Kind == tok::l_brace) {
+      bool Body = PendingLoop.isValid() && I > HeaderEnd;
+      Braces.push_back({Body ? PendingLoop : SourceLocation()});
+      if (Body)
+        PendingLoop = SourceLocation();
+      continue;
+    }
+    if (T.Kind == tok::r_brace) {
+      if (!Braces.empty())
+        Braces.pop_back();
+      continue;
+    }
+    if (PendingLoop.isValid() && I == HeaderEnd + 1 && T.Kind != tok::l_brace) {
+      BracelessLoop = PendingLoop;  // `for (...) stmt;`
+      PendingLoop = SourceLocation();
+    }
+    if (T.Kind == tok::semi && BracelessLoop.isValid() && I > HeaderEnd) {
+      BracelessLoop = SourceLocation();
+      continue;
+    }
+    if (!isIdent(T) || I + 1 >= Tokens.size())
+      continue;
+    // name(  or  name<...>(
+    size_t Paren = I + 1;
+    if (Tokens[Paren].Kind == tok::less) {
+      size_t Close = Paren;
+      while (Close < Tokens.size() && Close < Paren + 8 && Tokens[Close].Kind != tok::greater)
+        ++Close;
+      Paren = Close + 1;
+    }
+    if (Paren >= Tokens.size() || Tokens[Paren].Kind != tok::l_paren)
+      continue;
+    TextCall Call;
+    Call.NameLoc = T.Loc;
+    Call.Name = T.Text.str();
+    Call.Member = I > 0 && (Tokens[I - 1].Kind == tok::period || Tokens[I - 1].Kind == tok::arrow);
+    for (size_t Q = I; !Call.Member && Q >= 2 && Tokens[Q - 1].Kind == tok::coloncolon && isIdent(Tokens[Q - 2]);
+         Q -= 2)
+      Call.Qualifier = Call.Qualifier.empty() ? Tokens[Q - 2].Text.str()
+                                              : Tokens[Q - 2].Text.str() + "::" + Call.Qualifier;
+    size_t Close = matching(Tokens, Paren, tok::l_paren, tok::r_paren);
+    llvm::SmallVector<StringRef, 8> Args;
+    for (size_t A = Paren + 1; A < Close && A < Tokens.size(); ++A)
+      Args.push_back(Tokens[A].Text);
+    Call.Args = llvm::join(Args, " ");
+    for (auto It = Braces.rbegin(); It != Braces.rend() && Call.Loop.isInvalid(); ++It)
+      Call.Loop = It->Loop;
+    if (BracelessLoop.isValid() && I > HeaderEnd)
+      Call.Loop = BracelessLoop;
+    Call.Container = Container;
+    Out.push_back(std::move(Call));
+  }
+}
+
+// Every compound statement of a body, lambdas' included.
+class CompoundFinder : public RecursiveASTVisitor<CompoundFinder> {
+public:
+  std::vector<const CompoundStmt *> Found;
+  bool VisitCompoundStmt(CompoundStmt *S) {
+    Found.push_back(S);
+    return true;
+  }
+};
+
+// The text between the statements of `S` that is not `;`: what Clang parsed
+// there and then dropped.
+void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall> &Out) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  const LangOptions &LO = Ctx.getLangOpts();
+  SourceLocation Open = SM.getExpansionLoc(S.getLBracLoc()), Close = SM.getExpansionLoc(S.getRBracLoc());
+  if (Open.isInvalid() || Close.isInvalid() || SM.getFileID(Open) != SM.getFileID(Close) ||
+      SM.isInSystemHeader(Open))
+    return;
+  SourceLocation From = Open.getLocWithOffset(1);
+  auto Gap = [&](SourceLocation To) {
+    if (SM.getFileID(To) != SM.getFileID(From) || SM.getFileOffset(To) <= SM.getFileOffset(From))
+      return;
+    std::vector<Token> Tokens = lexRange(From, To, SM, LO);
+    bool OnlySemis = llvm::all_of(Tokens, [](const Token &T) { return T.Kind == tok::semi; });
+    if (!OnlySemis)
+      collectCalls(Tokens, &S, Out);
+  };
+  for (const Stmt *Child : S.body()) {
+    CharSourceRange R = SM.getExpansionRange(Child->getSourceRange());
+    if (R.getBegin().isInvalid() || R.getEnd().isInvalid())
+      return;
+    Gap(R.getBegin());
+    From = Lexer::getLocForEndOfToken(R.getEnd(), 0, SM, LO);
+    if (From.isInvalid())
+      return;
+  }
+  Gap(Close);
+}
+
+}  // namespace
+
+std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx) {
+  std::vector<TextCall> Out;
+  if (!Ctx.getDiagnostics().hasErrorOccurred() || !F.hasBody())
+    return Out;
+  CompoundFinder Finder;
+  Finder.TraverseStmt(F.getBody());
+  for (const CompoundStmt *S : Finder.Found)
+    collectDropped(*S, Ctx, Out);
+  return Out;
+}
+
+namespace {
+
+bool namesFunction(std::string_view Functions, const TextCall &Call) {
+  return ::nosync::rules::any_word(Functions, [&](std::string_view Word) {
+    StringRef W = StringRef(Word.data(), Word.size());
+    W.consume_front("::");
+    size_t Last = W.rfind("::");
+    StringRef Name = Last == StringRef::npos ? W : W.substr(Last + 2);
+    if (Name != Call.Name)
+      return false;
+    // A qualified table entry needs the call's own qualifier to end it:
+    // torch::cuda::synchronize, not some other synchronize.
+    return Last == StringRef::npos || (!Call.Qualifier.empty() && W.drop_back(Name.size() + 2).ends_with(Call.Qualifier));
+  });
+}
+
+// `.to(...)` read from text: a download when it names the CPU, a blocking
+// upload when it names a device, nothing when it converts a dtype.
+std::optional<RuleId> directionOfTo(StringRef Args) {
+  std::string Lower = Args.lower();
+  StringRef L(Lower);
+  if (L.contains("kcpu") || L.contains("\"cpu\""))
+    return RuleId::DeviceToHost;
+  bool NamesDevice = L.contains("device") || L.contains("cuda") || L.contains("gpu") || L.starts_with("dev");
+  if (NamesDevice && !L.contains("true") && !L.contains("non_blocking"))
+    return RuleId::PageableH2D;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<TextOp> opOfTextCall(const TextCall &Call) {
+  for (const OpEntry &E : ::nosync::rules::kOps) {
+    if (E.form == OpForm::Call) {
+      bool Named = Call.Member ? ::nosync::rules::has_word(E.methods, Call.Name) : namesFunction(E.functions, Call);
+      if (Named)
+        return TextOp{&E, E.rule};
+    } else if (E.form == OpForm::Copy && Call.Member && ::nosync::rules::has_word(E.methods, Call.Name)) {
+      if (E.op == Op::Cpu || E.op == Op::Cuda)
+        return TextOp{&E, E.rule};
+      if (E.op == Op::To)
+        if (std::optional<RuleId> Rule = directionOfTo(Call.Args))
+          return TextOp{&E, *Rule};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace clang::tidy::nosync

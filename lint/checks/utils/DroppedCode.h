@@ -1,0 +1,56 @@
+// Code the compiler dropped. When a statement does not type-check (a type from
+// a header that was not found, a function nobody declared), Clang recovers by
+// leaving statements out of the AST: a range-for whose range has an error is
+// dropped with its whole body, and with it the training step inside. On real
+// code with one missing third-party include that is most of a training loop.
+// The matchers cannot see what is not in the AST, so this reads the dropped
+// text: the calls in it by name, and the loops of the dropped text around them.
+#pragma once
+
+#include "utils/OpTable.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Stmt.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang::tidy::nosync {
+
+/// A call read from dropped source text.
+struct TextCall {
+  /// The called name: `item` in `loss.item<float>()`.
+  SourceLocation NameLoc;
+  std::string Name;
+  /// `.name(` or `->name(`.
+  bool Member = false;
+  /// `torch::cuda` in `torch::cuda::synchronize()`; empty when unqualified.
+  std::string Qualifier;
+  /// The arguments as spelled, tokens joined by single spaces.
+  std::string Args;
+  /// The `for` / `while` / `do` of the dropped text that repeats the call;
+  /// invalid when none does (loops of the AST around it are found as usual).
+  SourceLocation Loop;
+  /// The compound statement the dropped text sits in: where its context is
+  /// decided.
+  const Stmt *Container = nullptr;
+};
+
+/// Calls in the statements of `F`'s body that the compiler left out of the
+/// AST. Empty when the translation unit had no error: then nothing is dropped.
+std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx);
+
+/// The catalog op a call read from text is, by the op table's method and
+/// function names, with the rule it is reported under. Copies are decided by
+/// their spelling: `.cpu()` and `.to(kCPU)` download, `.cuda()` and a blocking
+/// `.to(device)` upload; what the text cannot decide (a shape-dependent form,
+/// `copy_` with no known direction) is no op.
+struct TextOp {
+  const OpEntry *Op;
+  RuleId Rule;
+};
+std::optional<TextOp> opOfTextCall(const TextCall &Call);
+
+}  // namespace clang::tidy::nosync
