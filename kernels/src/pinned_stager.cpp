@@ -24,7 +24,8 @@ struct PinnedStager::Impl {
 
   Impl(c10::Device d, int slots)
       : device(detail::resolve_device(d)), ring(detail::checked_slots(slots, "PinnedStager: slots")) {
-    TORCH_CHECK(device.is_cuda(), "PinnedStager: device must be a CUDA device, got ", device);
+    // A non-CUDA device stages nothing: stage() is t.to(device) there.
+    if (!device.is_cuda()) return;
     c10::cuda::CUDAGuard guard(device);
     for (auto& s : ring) C10_CUDA_CHECK(cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
   }
@@ -38,7 +39,10 @@ PinnedStager::PinnedStager(c10::Device device, int slots) : impl_(std::make_uniq
 PinnedStager::~PinnedStager() = default;
 
 at::Tensor PinnedStager::stage(const at::Tensor& cpu_tensor) {
-  TORCH_CHECK(cpu_tensor.defined() && cpu_tensor.device().is_cpu(), "PinnedStager::stage: expected a CPU tensor");
+  TORCH_CHECK(cpu_tensor.defined(), "PinnedStager::stage: expected a defined tensor");
+  // What `cpu_tensor.to(device)` gives for anything there is nothing to
+  // stage for: a tensor already on a device, or a CPU target.
+  if (!impl_->device.is_cuda() || !cpu_tensor.device().is_cpu()) return cpu_tensor.to(impl_->device);
   at::Tensor dst = at::empty(cpu_tensor.sizes(), cpu_tensor.options().device(impl_->device));
   stage_into(cpu_tensor, dst);
   return dst;
@@ -53,6 +57,10 @@ void PinnedStager::stage_into(const at::Tensor& cpu_tensor, at::Tensor& dst) {
   TORCH_CHECK(dst.sizes() == cpu_tensor.sizes() && dst.scalar_type() == cpu_tensor.scalar_type(),
               "PinnedStager::stage_into: the destination has shape ", dst.sizes(), " and dtype ", dst.scalar_type(),
               ", the source ", cpu_tensor.sizes(), " and ", cpu_tensor.scalar_type());
+  if (!m.device.is_cuda()) {
+    dst.copy_(cpu_tensor);
+    return;
+  }
   c10::cuda::CUDAGuard guard(m.device);
   const at::Tensor src = cpu_tensor.contiguous();
   const auto bytes = static_cast<int64_t>(src.nbytes());

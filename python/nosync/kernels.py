@@ -71,5 +71,5 @@ def MetricAccumulator(device="cuda", readback_slots=3):
 
 
 def PinnedStager(device="cuda", slots=4):
-    """stage(cpu_tensor): copy through a ring of pinned buffers, non_blocking to the device (CUDA only)."""
+    """stage(cpu_tensor): copy through a ring of pinned buffers, non_blocking to the device (on a CPU device: t.to(device))."""
     return torch.classes.nosync.PinnedStager(str(device), slots)

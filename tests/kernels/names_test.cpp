@@ -31,7 +31,8 @@ TEST(KernelsNames, EveryFixItNameResolves) {
   use(names::kPinnedStager, [](c10::Device d, const at::Tensor& t) {
     return nosync::kernels::PinnedStager(d).stage(t);
   });
-  EXPECT_EQ(resolved.size(), 9u) << "a name in kernel_names.h has no use above";
+  use(names::kGradsOf, &nosync::kernels::grads_of);
+  EXPECT_EQ(resolved.size(), 10u) << "a name in kernel_names.h has no use above";
   EXPECT_EQ(std::string(names::kHeader), "<nosync/kernels.h>");
   for (const auto& n : resolved) EXPECT_EQ(n.rfind("nosync::kernels::", 0), 0u) << n;
 }

@@ -21,6 +21,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,6 +54,18 @@ at::Tensor& nonfinite_flag(at::TensorList tensors, at::Tensor& flag);
 // skipped) or the gradient tensors themselves. Returns the norm as a 0-d
 // device tensor instead of a double, so nothing waits for the GPU.
 at::Tensor clip_grad_norm_(at::TensorList params_or_grads, double max_norm, double eps = 1e-6);
+
+// The gradients of `params` (parameters without one skipped, like
+// clip_grad_norm_), as a list for the ops above: how nosync-lint's fix-its
+// spell "each parameter's .grad()" when they replace a per-parameter loop.
+// Handles only, no copy: in-place ops on the result change the gradients.
+inline std::vector<at::Tensor> grads_of(at::TensorList params) {
+  std::vector<at::Tensor> grads;
+  grads.reserve(params.size());
+  for (const at::Tensor& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  return grads;
+}
 
 namespace detail {
 struct PreparedState;
@@ -132,6 +145,18 @@ class MetricAccumulator {
   Values flush();
   // Zeroes every sum and count (on the device; no sync).
   void reset();
+  // For a value that is printed every N steps (nosync-lint's fix-it for a
+  // logged item()): poll(), then reset(), so each readback covers the steps
+  // since the previous print. Returns the newest completed mean of `name`
+  // (on a GPU the previous interval's, on the CPU the current one), or NaN
+  // before the first readback has landed. Never waits.
+  double poll_interval(const std::string& name) {
+    std::optional<Values> v = poll();
+    reset();
+    if (!v) return std::numeric_limits<double>::quiet_NaN();
+    auto it = v->find(name);
+    return it == v->end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+  }
 
  private:
   struct Impl;
@@ -139,6 +164,9 @@ class MetricAccumulator {
 };
 
 // Host-to-device staging through a small ring of pinned buffers.
+// A drop-in for `t.to(device)`: a tensor already on `device` is returned as
+// is, and on a CPU device stage() is t.to(device), so a fix-it that stages a
+// copy also runs in CPU builds.
 //
 //   PinnedStager stager(device);
 //   auto x = stager.stage(batch.data);   // pinned copy, then non_blocking H2D
