@@ -1,6 +1,7 @@
 // The catalog is the single source of truth: ids unique and well formed, each
 // rule documented with the sections users rely on, and no doc naming an id
 // that does not exist.
+#include "nosync/fixes.h"
 #include "nosync/rules.h"
 
 #include <gtest/gtest.h>
@@ -65,6 +66,21 @@ TEST(RuleDocs, EveryRuleHasAPageWithTheRequiredSections) {
     EXPECT_EQ(text.rfind("# " + std::string(r.id), 0), 0u) << page << " must start with '# " << r.id << "'";
     for (const char* s : sections)
       EXPECT_NE(text.find(s), std::string::npos) << page << " lacks section '" << s << "'";
+  }
+}
+
+// Every fix-it of fixes.def is shown before/after in its rule's page, under
+// "## Fix-its (--fix)", by its name.
+TEST(RuleDocs, EveryFixItIsOnItsRulePage) {
+  for (const auto& f : nosync::rules::kFixes) {
+    const auto& rule = nosync::rules::get(f.rule);
+    EXPECT_TRUE(rule.is_static()) << f.name << ": a fix-it needs a static rule";
+    EXPECT_FALSE(f.applied.empty() && f.left_as_note.empty()) << f.name << " says nothing";
+    std::string text = read_file(kDocs / (std::string(rule.id) + ".md"));
+    size_t section = text.find("## Fix-its (--fix)");
+    ASSERT_NE(section, std::string::npos) << rule.id << ".md lacks '## Fix-its (--fix)' for " << f.name;
+    EXPECT_NE(text.find("`" + std::string(f.name) + "`", section), std::string::npos)
+        << rule.id << ".md does not show fix-it " << f.name;
   }
 }
 
