@@ -18,6 +18,15 @@ nearest .nosync.yaml. Headers (.h, .hpp, .cuh, ...) are C++ however the flags
 arrive. An #include that cannot be found is reported as an error and skipped:
 the rest of the file is still linted.
 
+A changed file is linted without parsing its leading block of #includes
+again: that block (torch/torch.h, ...) is compiled once into a preamble, kept
+in the cache directory and reused by every file that starts with the same
+block and flags, until the block, a flag or a header it pulls in changes
+(clangd does the same in memory). The findings are the same either way. The
+first run of a block lints the file whole and builds its preamble in a
+background process (see --preamble). A block that does not compile cleanly
+(an #include not found) is parsed with the file each time.
+
 The files of one run are one project: a function called from a loop in any
 of them is hot code, one called only once from main() or from setup/test code
 is not, whichever file holds it. In JSON and SARIF output every finding has a
@@ -25,7 +34,8 @@ is not, whichever file holds it. In JSON and SARIF output every finding has a
 
 options:
   -p <dir>               build directory holding compile_commands.json
-  -j <N>                 lint N translation units in parallel (default 1)
+  -j <N>                 lint N translation units in parallel (default: one
+                         per core)
   --checks=<globs>       enable/disable rules, e.g. '-*,nosync-item' (applied
                          after the config file's Checks)
   --config-file=<file>   use this .nosync.yaml instead of searching for one
@@ -41,10 +51,21 @@ options:
   --fix                  apply the fix-its of the shown findings (fixes that
                          change timing or semantics are on notes, never applied)
   --export-fixes=<file>  write the fixes as clang-apply-replacements YAML
-  --no-cache             re-parse even files whose result is cached
-  --cache-dir=<dir>      where results are cached (default: .cache/nosync-lint
-                         in the directory of the nearest .nosync.yaml, else of
-                         the enclosing git checkout)
+  --no-cache             read and write no cache: every file is parsed whole
+                         (no stored results, no preambles)
+  --preamble=auto|wait|off
+                         the stored preamble of each file's leading #include
+                         block: auto (default) uses it and, when it is missing
+                         or stale, lints the file whole and builds it in the
+                         background for the next run; wait builds it first
+                         (a first run then costs ~1.4x); off parses every
+                         block with its file (results are still cached)
+  --preamble-cache-limit=<MiB>
+                         disk the stored preambles may take before the least
+                         recently used are deleted (default 4096)
+  --cache-dir=<dir>      where results and preambles are cached (default:
+                         .cache/nosync-lint in the directory of the nearest
+                         .nosync.yaml, else of the enclosing git checkout)
   --color / --no-color   force colour on or off (default: on for a terminal)
   --quiet                no summary or progress lines on stderr
   --explain <rule>       print what a rule finds, why it costs, how to fix it
@@ -145,8 +166,20 @@ std::optional<LintOptions> parseCommandLine(int argc, const char* const* argv, s
       else o.failOn = *s;
     } else if (a == "--fix") {
       o.fix = true;
+    } else if (takeValue(a, "--preamble-cache-limit", argc, argv, i, v, error)) {
+      char* end = nullptr;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 0) error = "--preamble-cache-limit needs a size in MiB, not '" + v + "'";
+      o.preambleLimitMiB = static_cast<uint64_t>(n);
     } else if (a == "--no-cache") {
       o.useCache = false;
+    } else if (takeValue(a, "--preamble", argc, argv, i, v, error)) {
+      if (v == "auto") o.preamble = LintOptions::PreambleMode::Auto;
+      else if (v == "wait") o.preamble = LintOptions::PreambleMode::Wait;
+      else if (v == "off") o.preamble = LintOptions::PreambleMode::Off;
+      else error = "--preamble must be auto, wait or off, not '" + v + "'";
+    } else if (a == kBuildPreamblesOnly) {
+      o.buildPreamblesOnly = true;
     } else if (a == "--color") {
       o.color = true;
     } else if (a == "--no-color") {

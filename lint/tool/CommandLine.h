@@ -36,8 +36,15 @@ struct LintOptions {
   Severity failOn = Severity::Warning;       // lowest severity that makes exit 1
   std::optional<bool> color;                 // unset: colour when stdout is a terminal
 
-  unsigned jobs = 1;
-  bool useCache = true;
+  unsigned jobs = 0;        // 0: one per core
+  bool useCache = true;  // results and preambles both
+  // --preamble: parse the leading include block from a stored PCH; when it
+  // is missing, build it in the background (Auto) or first (Wait).
+  enum class PreambleMode { Auto, Wait, Off } preamble = PreambleMode::Auto;
+  uint64_t preambleLimitMiB = 4096;
+  // Internal: the background run Auto starts; builds missing preambles of
+  // the files and lints nothing.
+  bool buildPreamblesOnly = false;
   std::string cacheDir;  // default: <project root>/.cache/nosync-lint
   bool quiet = false;    // no summary/progress lines on stderr
 
@@ -45,6 +52,9 @@ struct LintOptions {
   bool version = false;
   bool help = false;
 };
+
+// The internal option of the background preamble build (not in --help).
+inline constexpr const char* kBuildPreamblesOnly = "--internal-build-preambles";
 
 // Parses argv. On a usage error returns std::nullopt and sets `error` to one
 // line (without the "nosync-lint: error: " prefix).

@@ -17,11 +17,16 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 
 namespace nosync::lint {
@@ -61,6 +66,21 @@ TuResult lintOrReuse(const LintJob& job, const CommandLineOverrides& overrides, 
   return r;
 }
 
+const char* preambleNote(TuResult::Preamble p) {
+  switch (p) {
+    case TuResult::Preamble::Built: return ", preamble built";
+    case TuResult::Preamble::Reused: return ", preamble reused";
+    case TuResult::Preamble::None: break;
+  }
+  return "";
+}
+
+// -j, or one job per core.
+unsigned jobCount(const LintOptions& opts) {
+  if (opts.jobs) return opts.jobs;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 // Lints every job, `jobs` at a time, printing progress when there is more
 // than one file. Results come back in input order.
 std::vector<TuResult> lintAll(const std::vector<LintJob>& jobs, const LintOptions& opts,
@@ -76,18 +96,42 @@ std::vector<TuResult> lintAll(const std::vector<LintJob>& jobs, const LintOption
     if (jobs.size() > 1 && !opts.quiet) {
       llvm::errs() << "[" << done << "/" << jobs.size() << "] " << job.file;
       if (r.fromCache) llvm::errs() << " (cached)\n";
-      else llvm::errs() << llvm::formatv(" ({0:f1} s)\n", r.seconds);
+      else llvm::errs() << llvm::formatv(" ({0:f1} s{1})\n", r.seconds, preambleNote(r.preamble));
     }
     results[i] = std::move(r);
   };
-  if (opts.jobs <= 1 || jobs.size() <= 1) {
+  unsigned parallel = jobCount(opts);
+  if (parallel <= 1 || jobs.size() <= 1) {
     for (size_t i = 0; i < jobs.size(); ++i) lintOne(i);
   } else {
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(opts.jobs));
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(parallel));
     for (size_t i = 0; i < jobs.size(); ++i) pool.async([&, i] { lintOne(i); });
     pool.wait();
   }
   return results;
+}
+
+// The background run: the preambles the files lacked, one file at a time
+// and at low priority (the user is working on this machine).
+void buildPreambles(const std::vector<LintJob>& jobs, const CommandLineOverrides& overrides,
+                    PreambleCache& preambles) {
+  ::setpriority(PRIO_PROCESS, 0, 10);
+  for (const LintJob& job : jobs) buildPreamble(job.file, *job.db, *job.config, overrides, preambles);
+}
+
+// Starts this command again, detached and silent, to build the preambles the
+// run went without: the same files and flags, so the same keys.
+void startPreambleBuild(int argc, const char* const* argv) {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(argv[0], &anchor);
+  std::vector<llvm::StringRef> args{exe};
+  int i = 1;
+  for (; i < argc && llvm::StringRef(argv[i]) != "--"; ++i) args.push_back(argv[i]);
+  args.push_back(kBuildPreamblesOnly);
+  for (; i < argc; ++i) args.push_back(argv[i]);
+  std::optional<llvm::StringRef> silent[] = {llvm::StringRef(""), llvm::StringRef(""), llvm::StringRef("")};
+  llvm::sys::ExecuteNoWait(exe, args, std::nullopt, silent, 0, nullptr, nullptr, nullptr,
+                           /*DetachProcess=*/true);
 }
 
 // Drops what --min-severity hides and what an earlier translation unit
@@ -232,13 +276,24 @@ int lintMain(int argc, const char* const* argv) {
     llvm::errs() << "nosync-lint: warning: no checks are enabled (see --checks and the config file); "
                     "only parse errors will be reported\n";
 
+  std::optional<PreambleCache> preambles;
   std::optional<ResultCache> cache;
   if (opts.useCache) {
     llvm::SmallString<256> dir(opts.cacheDir.empty() ? defaultCacheDir(jobs) : opts.cacheDir);
     llvm::sys::fs::make_absolute(dir);
-    cache.emplace(std::string(dir), ResultCache::binaryIdentity(argv[0]));
+    if (opts.preamble != LintOptions::PreambleMode::Off || opts.buildPreamblesOnly)
+      preambles.emplace(std::string(dir), opts.preambleLimitMiB << 20,
+                        opts.preamble == LintOptions::PreambleMode::Auto && !opts.buildPreamblesOnly
+                            ? PreambleCache::Build::Later
+                            : PreambleCache::Build::Wait);
+    cache.emplace(std::string(dir), ResultCache::binaryIdentity(argv[0]), preambles ? &*preambles : nullptr);
+  }
+  if (opts.buildPreamblesOnly) {
+    if (preambles) buildPreambles(jobs, overrides, *preambles);
+    return kClean;
   }
   std::vector<TuResult> results = lintAll(jobs, opts, overrides, cache ? &*cache : nullptr);
+  if (preambles && preambles->pendingBuilds()) startPreambleBuild(argc, argv);
 
   unsigned recontexted = applyProjectContext(results);
   unsigned hidden = 0;

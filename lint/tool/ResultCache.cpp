@@ -13,6 +13,7 @@
 #include "llvm/Support/YAMLTraits.h"
 
 #include <atomic>
+#include <set>
 
 namespace nosync::lint {
 namespace {
@@ -204,7 +205,7 @@ TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverride
   path::append(depFile, "deps-" + std::to_string(llvm::sys::Process::getProcessId()) + "-" +
                             std::to_string(counter++) + ".d");
   DepFileCompilations db(*job.db, std::string(depFile));
-  TuResult result = lintTranslationUnit(job.file, db, *job.config, overrides);
+  TuResult result = lintTranslationUnit(job.file, db, *job.config, overrides, preambles_);
 
   auto depText = llvm::MemoryBuffer::getFile(depFile);
   fs::remove(depFile);
@@ -214,15 +215,19 @@ TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverride
   // command's directory.
   auto cmds = job.db->getCompileCommands(job.file);
   std::string cmdDir = cmds.empty() ? std::string() : cmds.front().Directory;
+  std::vector<std::string> depFiles = parseDepFile((*depText)->getBuffer(), job.file);
+  depFiles.insert(depFiles.end(), result.preambleHeaders.begin(), result.preambleHeaders.end());
   llvm::json::Array deps;
-  for (const std::string& dep : parseDepFile((*depText)->getBuffer(), job.file)) {
+  std::set<std::string> listed;
+  for (const std::string& dep : depFiles) {
     llvm::SmallString<256> abs(dep);
     if (!path::is_absolute(abs)) {
       if (!cmdDir.empty()) fs::make_absolute(cmdDir, abs);
       fs::make_absolute(abs);
     }
     path::remove_dots(abs, /*remove_dot_dot=*/true);
-    if (abs == job.file) continue;
+    // The preamble's own files are the cache's business, not the result's.
+    if (abs == job.file || abs.starts_with(dir_ + "/") || !listed.insert(std::string(abs)).second) continue;
     auto sha1 = fileDigest(abs);
     if (!sha1) return result;  // a header vanished mid-run: do not cache
     deps.push_back(llvm::json::Object{{"file", std::string(abs)}, {"sha1", *sha1}});

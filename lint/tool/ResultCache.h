@@ -6,8 +6,10 @@
 // versions and binary (a rebuild with changed checks), the config file content
 // and the --checks override. It also lists the user headers the file included
 // (from a -MMD dependency file written during the parse) with their content
-// hashes; an entry whose header changed is a miss. System and -isystem headers (LibTorch, CUDA) are not tracked:
-// they change only with the compile command's include paths or an upgrade.
+// hashes; an entry whose header changed is a miss. Headers that came from a
+// preamble are listed too (the dependency file does not show them). System
+// and -isystem headers (LibTorch, CUDA) are not tracked: they change only
+// with the compile command's include paths or an upgrade.
 #pragma once
 
 #include "InputPlan.h"
@@ -22,8 +24,9 @@ class ResultCache {
  public:
   // toolIdentity: changes whenever the binary does (see binaryIdentity), so a
   // rebuilt nosync-lint with changed checks never reuses old results.
-  ResultCache(std::string dir, std::string toolIdentity)
-      : dir_(std::move(dir)), toolIdentity_(std::move(toolIdentity)) {}
+  // preambles: parse misses with them (nullptr: parse whole files).
+  ResultCache(std::string dir, std::string toolIdentity, PreambleCache* preambles = nullptr)
+      : dir_(std::move(dir)), toolIdentity_(std::move(toolIdentity)), preambles_(preambles) {}
 
   // Path, size and modification time of the running executable.
   static std::string binaryIdentity(const char* argv0);
@@ -46,6 +49,7 @@ class ResultCache {
 
   std::string dir_;
   std::string toolIdentity_;
+  PreambleCache* preambles_;
 };
 
 }  // namespace nosync::lint

@@ -9,6 +9,7 @@
 #endif
 
 #include "clang-tidy/ClangTidy.h"
+#include "clang-tidy/GlobList.h"
 // Complete type of ClangTidyASTConsumerFactory's member, for its destructor.
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang/Frontend/CompilerInstance.h"
@@ -22,6 +23,7 @@
 #include "llvm/Support/VirtualFileSystem.h"
 
 #include <chrono>
+#include <functional>
 
 namespace nosync::lint {
 
@@ -62,6 +64,27 @@ void absolutize(std::vector<clang::tidy::ClangTidyError>& errors) {
   for (auto& e : errors) {
     absolutize(e.Message, e.BuildDirectory);
     for (auto& n : e.Notes) absolutize(n, e.BuildDirectory);
+  }
+}
+
+// A diagnostic or note placed in the preamble's header (a macro the leading
+// block defines) is placed in the file itself: the header is the file's first
+// bytes, so offsets, lines and columns are the same.
+void moveOutOfPreamble(std::vector<clang::tidy::ClangTidyError>& errors, const std::string& header,
+                       const std::string& file) {
+  auto move = [&](clang::tooling::DiagnosticMessage& m) {
+    if (m.FilePath == header) m.FilePath = file;
+    auto it = m.Fix.find(header);
+    if (it == m.Fix.end()) return;
+    clang::tooling::Replacements moved = std::move(it->getValue());
+    m.Fix.erase(it);
+    for (const auto& r : moved)
+      llvm::consumeError(m.Fix[file].add(
+          clang::tooling::Replacement(file, r.getOffset(), r.getLength(), r.getReplacementText())));
+  };
+  for (auto& e : errors) {
+    move(e.Message);
+    for (auto& n : e.Notes) move(n);
   }
 }
 
@@ -112,12 +135,23 @@ class ScopedTidyAction : public clang::ASTFrontendAction {
   std::vector<ExportedCall>& calls_;
 };
 
+// Where a translation unit may take its leading block from a preamble, and
+// what it did.
+struct PreambleRequest {
+  PreambleCache* cache = nullptr;
+  // Whether the run reports compiler warning -W<flag> in this file.
+  std::function<bool(llvm::StringRef)> reported;
+  // Build the preamble and stop: nothing is linted.
+  bool only = false;
+  std::optional<PreambleUse> used;
+};
+
 class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
  public:
   ScopedTidyActionFactory(clang::tidy::ClangTidyContext& context,
                           llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs, std::string excluded,
-                          std::vector<ExportedCall>& calls)
-      : factory_(context, std::move(fs)), excluded_(std::move(excluded)), calls_(calls) {}
+                          std::vector<ExportedCall>& calls, PreambleRequest& preamble)
+      : factory_(context, std::move(fs)), excluded_(std::move(excluded)), calls_(calls), preamble_(preamble) {}
 
   std::unique_ptr<clang::FrontendAction> create() override {
     return std::make_unique<ScopedTidyAction>(factory_, excluded_, calls_);
@@ -129,13 +163,27 @@ class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
     // As clang-tidy does: code may hide things from static analysis behind
     // __clang_analyzer__.
     invocation->getPreprocessorOpts().SetUpStaticAnalyzer = true;
+    if (preamble_.cache) usePreamble(*invocation, *files, pch);
+    if (preamble_.only) return true;
     return FrontendActionFactory::runInvocation(std::move(invocation), files, std::move(pch), diags);
   }
 
  private:
+  // Loads the block's PCH and has the lexer start after the block, so the
+  // rest of the file keeps its offsets and line numbers.
+  void usePreamble(clang::CompilerInvocation& invocation, clang::FileManager& files,
+                   std::shared_ptr<clang::PCHContainerOperations> pch) {
+    preamble_.used = preamble_.cache->acquire(invocation, files, std::move(pch), preamble_.reported);
+    if (!preamble_.used) return;
+    clang::PreprocessorOptions& pp = invocation.getPreprocessorOpts();
+    pp.ImplicitPCHInclude = preamble_.used->pch;
+    pp.PrecompiledPreambleBytes = {preamble_.used->bytes, preamble_.used->endsAtStartOfLine};
+  }
+
   clang::tidy::ClangTidyASTConsumerFactory factory_;
   std::string excluded_;
   std::vector<ExportedCall>& calls_;
+  PreambleRequest& preamble_;
 };
 
 // clang::tidy::runClangTidy, with the AST consumer wrapped (see UserCodeScope)
@@ -144,7 +192,7 @@ class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
 std::vector<clang::tidy::ClangTidyError> runTidy(const std::string& absFile,
                                                  const clang::tooling::CompilationDatabase& db,
                                                  const LintConfig& config, const CommandLineOverrides& overrides,
-                                                 std::vector<ExportedCall>& calls) {
+                                                 std::vector<ExportedCall>& calls, PreambleRequest& preamble) {
   clang::tidy::ClangTidyContext context(std::make_unique<NosyncOptionsProvider>(config, overrides));
   // A physical file system has its own working directory: ClangTool changes it
   // to each compile command's directory, which must not move the process's
@@ -160,8 +208,13 @@ std::vector<clang::tidy::ClangTidyError> runTidy(const std::string& absFile,
   context.setDiagnosticsEngine(&engine);
   tool.setDiagnosticConsumer(&diagConsumer);
 
-  std::string excluded = context.getOptionsForFile(absFile).ExcludeHeaderFilterRegex.value_or("");
-  ScopedTidyActionFactory factory(context, fs, excluded, calls);
+  clang::tidy::ClangTidyOptions fileOptions = context.getOptionsForFile(absFile);
+  std::string excluded = fileOptions.ExcludeHeaderFilterRegex.value_or("");
+  auto checks = std::make_shared<clang::tidy::CachedGlobList>(fileOptions.Checks.value_or(""));
+  preamble.reported = [checks](llvm::StringRef flag) {
+    return checks->contains("clang-diagnostic-" + flag.str());
+  };
+  ScopedTidyActionFactory factory(context, fs, excluded, calls, preamble);
   int rc = tool.run(&factory);
   std::vector<clang::tidy::ClangTidyError> errors = diagConsumer.take();
   bool sawError = llvm::any_of(errors, [](const auto& e) { return isCompilerError(e); });
@@ -178,16 +231,33 @@ std::vector<clang::tidy::ClangTidyError> runTidy(const std::string& absFile,
 }  // namespace
 
 TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::CompilationDatabase& db,
-                             const LintConfig& config, const CommandLineOverrides& overrides) {
+                             const LintConfig& config, const CommandLineOverrides& overrides,
+                             PreambleCache* preambles) {
   auto start = std::chrono::steady_clock::now();
   TuResult r;
   r.file = absFile;
   r.config = &config;
   r.overrides = overrides;
-  r.errors = runTidy(absFile, db, config, overrides, r.calls);
+  PreambleRequest preamble;
+  preamble.cache = preambles;
+  r.errors = runTidy(absFile, db, config, overrides, r.calls, preamble);
+  if (preamble.used) {
+    moveOutOfPreamble(r.errors, preamble.used->header, absFile);
+    r.preamble = preamble.used->builtNow ? TuResult::Preamble::Built : TuResult::Preamble::Reused;
+    r.preambleHeaders = std::move(preamble.used->userHeaders);
+  }
   absolutize(r.errors);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
+}
+
+void buildPreamble(const std::string& absFile, const clang::tooling::CompilationDatabase& db,
+                   const LintConfig& config, const CommandLineOverrides& overrides, PreambleCache& preambles) {
+  PreambleRequest preamble;
+  preamble.cache = &preambles;
+  preamble.only = true;
+  std::vector<ExportedCall> calls;
+  runTidy(absFile, db, config, overrides, calls, preamble);
 }
 
 std::vector<std::string> enabledChecks(const LintConfig& config, llvm::StringRef absFile,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ConfigFile.h"
+#include "PreambleCache.h"
 #include "TidyOptions.h"
 
 #include "utils/CallGraph.h"
@@ -32,6 +33,12 @@ struct TuResult {
   std::vector<ExportedCall> calls;
   bool fromCache = false;
   double seconds = 0;
+  // How the leading include block was parsed: from a preamble (built in this
+  // run or reused), or with the file (no preamble cache, or none usable).
+  enum class Preamble { None, Built, Reused } preamble = Preamble::None;
+  // The project headers the preamble held, which the file's own dependency
+  // list does not show (they were not parsed in it).
+  std::vector<std::string> preambleHeaders;
 
   bool parseFailed() const;
   // How many compiler errors the translation unit had (0: it parsed cleanly).
@@ -40,9 +47,17 @@ struct TuResult {
 
 // Parses and checks one file. NOLINT handling, the header filter and check
 // selection are clang-tidy's; we add the per-rule severity overrides and keep
-// the matchers out of library headers (UserCodeScope).
+// the matchers out of library headers (UserCodeScope). With `preambles`, the
+// file's leading include block comes from a precompiled preamble when one can
+// be built (the findings are the same).
 TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::CompilationDatabase& db,
-                             const LintConfig& config, const CommandLineOverrides& overrides);
+                             const LintConfig& config, const CommandLineOverrides& overrides,
+                             PreambleCache* preambles = nullptr);
+
+// Builds (when missing or stale) the preamble lintTranslationUnit would use
+// for the file, and lints nothing.
+void buildPreamble(const std::string& absFile, const clang::tooling::CompilationDatabase& db,
+                   const LintConfig& config, const CommandLineOverrides& overrides, PreambleCache& preambles);
 
 // A rule configured as `error` (its check's Severity option) is reported by
 // the check as a warning, after NOLINT; this raises those warnings to errors.
