@@ -26,6 +26,8 @@ constexpr const char* kFormat = "nosync-lint-preamble-1";
 // this long even if nothing it pulled in changed.
 constexpr auto kRetryUnusable = std::chrono::hours(24);
 
+// An entry used this recently may be being loaded by another run.
+constexpr auto kRecentlyUsed = std::chrono::minutes(1);
 // A build takes well under a minute; a lock this old belongs to a killed run.
 constexpr auto kStaleLock = std::chrono::minutes(10);
 
@@ -281,8 +283,10 @@ std::optional<PreambleUse> PreambleCache::acquire(const clang::CompilerInvocatio
   return useOf(m, *block, pchFile, /*builtNow=*/true);
 }
 
-// Drops the least recently used entries until the rest fit in the bound
-// (never `keep`, the one in use), and temporary files a killed run left.
+// Drops the least recently used entries until the rest fit in the bound,
+// and temporary files a killed run left. Never an entry this run uses (its
+// key has a mutex) or one used in the last minute: a parse may be about to
+// load it.
 void PreambleCache::evict(const std::string& keep) {
   struct Entry {
     std::string stem;
@@ -312,7 +316,11 @@ void PreambleCache::evict(const std::string& keep) {
   uint64_t total = 0;
   for (const Entry& e : entries) {
     total += e.bytes;
-    if (total <= limitBytes_ || path::filename(e.stem) == keep) continue;
+    if (total <= limitBytes_ || path::filename(e.stem) == keep || now - e.used < kRecentlyUsed) continue;
+    {
+      std::lock_guard<std::mutex> lock(mapMutex_);
+      if (keyMutexes_.count(path::filename(e.stem))) continue;
+    }
     for (const char* ext : {".json", ".pch", ".h"}) fs::remove(e.stem + ext);
     total -= e.bytes;
   }

@@ -16,7 +16,9 @@
 //
 // Entries live in <cache dir>/preambles/ as <key>.h (the block), <key>.pch
 // and <key>.json (the manifest, touched on every use); when they take more
-// than the size bound the least recently used go.
+// than the size bound the least recently used go, except those this run
+// uses and those another run touched in the last minute (it may be loading
+// them).
 #pragma once
 
 #include "PreambleBuilder.h"
@@ -85,7 +87,7 @@ class PreambleCache {
   Build build_;
   std::atomic<bool> pending_{false};
   std::mutex mapMutex_;
-  llvm::StringMap<std::unique_ptr<std::mutex>> keyMutexes_;
+  llvm::StringMap<std::unique_ptr<std::mutex>> keyMutexes_;  // also: the keys this run uses
 };
 
 }  // namespace nosync::lint

@@ -108,8 +108,11 @@ check "a macro of the block: its note is placed in the file" 'grep -q "guarded.h
 # ------------------------------------------------------------ size bound
 rm -rf "$C"
 lint lim1 --cache-dir="$C" --preamble=wait --preamble-cache-limit=0 "$P/step.cpp" "${FLAGS[@]}"
+touch -d '-1 hour' "$C"/preambles/*.json  # not in use by any run any more
 lint lim2 --cache-dir="$C" --preamble=wait --preamble-cache-limit=0 "$P/step.cpp" "${FLAGS[@]}" -DOTHER
 check "the size bound keeps only the preamble in use" '[[ $(pchs) -eq 1 ]]'
+lint lim3 --cache-dir="$C" --preamble=wait --preamble-cache-limit=0 "$P/step.cpp" "${FLAGS[@]}" -DTHIRD
+check "but not one another run used within the minute" '[[ $(pchs) -eq 2 ]]'
 
 echo "lint.preamble: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
