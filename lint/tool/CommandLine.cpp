@@ -25,7 +25,8 @@ block and flags, until the block, a flag or a header it pulls in changes
 (clangd does the same in memory). The findings are the same either way. The
 first run of a block lints the file whole and builds its preamble in a
 background process (see --preamble). A block that does not compile cleanly
-(an #include not found) is parsed with the file each time.
+(an #include not found) is parsed with the file; its preamble is tried again
+when a header it pulled in changes, or a day later.
 
 The files of one run are one project: a function called from a loop in any
 of them is hot code, one called only once from main() or from setup/test code

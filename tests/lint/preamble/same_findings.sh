@@ -25,10 +25,13 @@ if ! cmp -s "$tmp/whole.json" "$tmp/pre.json"; then
 fi
 n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$tmp/whole.json" 2>/dev/null || echo 0)
 if [[ $n -eq 0 ]]; then echo "FAIL no findings at all: nothing was compared"; fail=1; fi
-# A file whose block is unusable (a missing include) is parsed whole: every
-# other file must have used its preamble, or the comparison proves nothing.
-if [[ ${#files[@]} -gt 1 && $used -lt $(( ${#files[@]} - 2 )) ]]; then
-  echo "FAIL only $used of ${#files[@]} files used a preamble"; sed 's/^/    /' "$tmp/pre.err" | head; fail=1
+# Every file that #includes something has a preamble, except one whose block
+# has a missing #include (fixtures/missing_include.cpp): parsed whole. Fewer,
+# and the comparison proves less than it claims.
+with_includes=$(grep -l '^#include' "${files[@]}" | wc -l)
+if [[ ${#files[@]} -gt 1 && $used -lt $((with_includes - 1)) ]]; then
+  echo "FAIL only $used of the $with_includes files with #includes used a preamble"
+  sed 's/^/    /' "$tmp/pre.err" | head -30; fail=1
 fi
 [[ $fail -eq 0 ]] && echo "ok   $n findings, the same with and without preambles"
 exit $fail
