@@ -7,6 +7,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <optional>
 #include <string>
@@ -210,6 +211,100 @@ template <typename Range> DeviceKind commonPlacement(Range Args, ASTContext &Ctx
   return Common.value_or(DeviceKind::Unknown);
 }
 
+// The placement every one of `Values` has; Unknown when they disagree, when
+// one is unknown, or when there is none.
+DeviceKind agreedPlacement(const std::vector<const Expr *> &Values, ASTContext &Ctx, int Depth) {
+  std::optional<DeviceKind> Agreed;
+  for (const Expr *V : Values) {
+    DeviceKind K = placementImpl(V, Ctx, Depth + 1);
+    if (K == DeviceKind::Unknown || (Agreed && *Agreed != K))
+      return DeviceKind::Unknown;
+    Agreed = K;
+  }
+  return Agreed.value_or(DeviceKind::Unknown);
+}
+
+// Placements of members and parameters take a search of the translation
+// unit; they are kept until its end (clearPlacementCache).
+llvm::DenseMap<const Decl *, DeviceKind> &declPlacementCache() {
+  static llvm::DenseMap<const Decl *, DeviceKind> Cache;
+  return Cache;
+}
+
+// Where the main file's code is: the declarations searched for assignments
+// and call sites (LibTorch's own code is not).
+std::vector<const Decl *> mainFileDecls(ASTContext &Ctx) {
+  std::vector<const Decl *> Out;
+  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls())
+    if (Ctx.getSourceManager().isInMainFile(D->getLocation()))
+      Out.push_back(D);
+  return Out;
+}
+
+// A tensor member is where every value it is given puts it: its default
+// member initializer, constructors' initializers, and assignments in the
+// main file (`obs_ = torch::zeros(.., device)`). A value made from the member
+// itself (`obs_ = obs_.roll(1)`) keeps it where it is and is left out.
+DeviceKind memberPlacement(const FieldDecl *Field, ASTContext &Ctx, int Depth) {
+  auto [It, Inserted] = declPlacementCache().try_emplace(Field, DeviceKind::Unknown);
+  if (!Inserted)
+    return It->second;  // known, or being computed (a cycle): unknown
+  auto Self = memberExpr(member(equalsNode(Field)));
+  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, ignoringParenImpCasts(Self)),
+                                    hasArgument(1, expr(unless(hasDescendant(Self))).bind("value")));
+  auto Init = cxxCtorInitializer(forField(equalsNode(Field)), withInitializer(expr().bind("value")));
+  std::vector<const Expr *> Values;
+  if (const Expr *Default = Field->getInClassInitializer())
+    Values.push_back(Default);
+  for (const Decl *D : mainFileDecls(Ctx))
+    for (const BoundNodes &N : match(decl(forEachDescendant(decl(anyOf(
+                                         cxxConstructorDecl(forEachConstructorInitializer(Init)),
+                                         functionDecl(hasBody(forEachDescendant(Assign))))))),
+                                     *D, Ctx))
+      Values.push_back(N.getNodeAs<Expr>("value"));
+  // A constructor's default-constructed member is no placement: an undefined
+  // tensor, given its value later.
+  llvm::erase_if(Values, [](const Expr *V) {
+    const auto *C = dyn_cast<CXXConstructExpr>(stripImplicit(V));
+    return C && C->getNumArgs() == 0;
+  });
+  DeviceKind K = agreedPlacement(Values, Ctx, Depth);
+  declPlacementCache()[Field] = K;
+  return K;
+}
+
+// A parameter is where every call in the main file puts its argument
+// (`print_stats(t.cpu())` everywhere: a host tensor), when the function does
+// not reassign it.
+DeviceKind parameterPlacement(const ParmVarDecl *Param, ASTContext &Ctx, int Depth) {
+  const auto *Fn = dyn_cast_or_null<FunctionDecl>(Param->getDeclContext());
+  // Lambdas and operators are called through objects and operators that a
+  // search by name does not find.
+  if (!Fn || !Fn->getDeclName().isIdentifier() || isLocallyReassigned(Param, Ctx))
+    return DeviceKind::Unknown;
+  auto [It, Inserted] = declPlacementCache().try_emplace(Param, DeviceKind::Unknown);
+  if (!Inserted)
+    return It->second;
+  unsigned Index = Param->getFunctionScopeIndex();
+  auto AnyRedecl = callExpr(callee(functionDecl(hasName(Fn->getQualifiedNameAsString())))).bind("call");
+  std::vector<const Expr *> Values;
+  for (const Decl *D : mainFileDecls(Ctx))
+    for (const BoundNodes &N : match(decl(forEachDescendant(AnyRedecl)), *D, Ctx)) {
+      const auto *C = N.getNodeAs<CallExpr>("call");
+      const FunctionDecl *Callee = C->getDirectCallee();
+      if (!Callee || Callee->getCanonicalDecl() != Fn->getCanonicalDecl())
+        continue;
+      // A member call's arguments do not count the object.
+      unsigned Offset = isa<CXXOperatorCallExpr>(C) && isa<CXXMethodDecl>(Callee) ? 1 : 0;
+      if (Index + Offset >= C->getNumArgs())
+        return DeviceKind::Unknown;
+      Values.push_back(C->getArg(Index + Offset));
+    }
+  DeviceKind K = agreedPlacement(Values, Ctx, Depth);
+  declPlacementCache()[Param] = K;
+  return K;
+}
+
 DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple) {
   E = stripImplicit(E);
   if (!E || Depth > 12)
@@ -255,8 +350,12 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
   }
   // A data-loader batch's data and target are built on the CPU (the dataset's
   // get(), then collate); they are on the device only once the user moves them.
-  if (const auto *ME = dyn_cast<MemberExpr>(E))
-    return isDataExample(ME->getBase()->getType()) ? DeviceKind::Cpu : DeviceKind::Unknown;
+  if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    if (isDataExample(ME->getBase()->getType()))
+      return DeviceKind::Cpu;
+    const auto *Field = dyn_cast<FieldDecl>(ME->getMemberDecl());
+    return Field && isTensorType(Field->getType()) ? memberPlacement(Field, Ctx, Depth) : DeviceKind::Unknown;
+  }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     // auto [values, indices] = t.max(-1): placed like the decomposed call.
     if (const auto *B = dyn_cast<BindingDecl>(DRE->getDecl())) {
@@ -264,8 +363,10 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
       return D && D->getInit() ? placementImpl(D->getInit(), Ctx, Depth + 1, /*AllowTuple=*/true)
                                : DeviceKind::Unknown;
     }
+    if (const auto *Param = dyn_cast<ParmVarDecl>(DRE->getDecl()))
+      return isTensorType(Param->getType()) ? parameterPlacement(Param, Ctx, Depth) : DeviceKind::Unknown;
     const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
-    if (!V || !V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit())
+    if (!V || !V->hasLocalStorage() || !V->getInit())
       return DeviceKind::Unknown;
     DeviceKind K = placementImpl(V->getInit(), Ctx, Depth + 1);
     if (K == DeviceKind::Unknown || isLocallyReassigned(V, Ctx))
@@ -375,6 +476,8 @@ DeviceKind placementOf(const Expr *E, ASTContext &Ctx) {
 }
 
 bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx) { return placementOf(E, Ctx) == DeviceKind::Cpu; }
+
+void clearPlacementCache() { declPlacementCache().clear(); }
 
 bool isHostCopyOfDeviceValue(const Expr *E, ASTContext &Ctx) {
   const auto *Copy = dyn_cast_or_null<CXXMemberCallExpr>(stripImplicit(E));

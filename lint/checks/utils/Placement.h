@@ -30,8 +30,10 @@ const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall);
 
 /// True when the value of `E` provably lives in host memory: results of
 /// .cpu()/.to(kCPU), factories without a CUDA device (torch::zeros({..}),
-/// from_blob of a host pointer), and locals initialized that way and never
-/// reassigned in their function. Tensor ops that keep placement
+/// from_blob of a host pointer), locals initialized that way and never
+/// reassigned in their function, tensor members every value of which in the
+/// main file is placed so, and parameters every call in the main file passes
+/// such a value for. Tensor ops that keep placement
 /// (x.cpu().sum()) are looked through.
 bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx);
 
@@ -42,6 +44,10 @@ bool isHostCopyOfDeviceValue(const Expr *E, ASTContext &Ctx);
 /// Where the value of a tensor expression provably lives, by the same
 /// reasoning as isProvablyOnCpu; Unknown when the source does not say.
 DeviceKind placementOf(const Expr *E, ASTContext &Ctx);
+
+/// Forgets the placements of members and parameters worked out for the
+/// translation unit that ends (RuleCheck calls it at its end).
+void clearPlacementCache();
 
 /// True for page-locked host tensors: .pin_memory() results and factories
 /// given TensorOptions().pinned_memory(true), also through locals.

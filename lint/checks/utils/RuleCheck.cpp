@@ -88,6 +88,7 @@ void RuleCheck::onEndOfTranslationUnit() {
   Pending.clear();
   ValuesPerStatement.clear();
   PendingContext = nullptr;
+  clearPlacementCache();
 }
 
 void RuleCheck::registerDroppedCodeMatcher(ast_matchers::MatchFinder *Finder) {

@@ -86,6 +86,6 @@ int main() {
   torch::nn::Linear model(3, 1);
   torch::optim::SGD optimizer(model->parameters(), 0.1);
   auto x = torch::randn({8, 3}, torch::kCUDA);
-  train(model, optimizer, x, torch::ones({8}, torch::kLong));
+  train(model, optimizer, x, torch::ones({8}, torch::TensorOptions().dtype(torch::kLong).device(torch::kCUDA)));
   return 0;
 }

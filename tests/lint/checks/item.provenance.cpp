@@ -1,0 +1,47 @@
+// Fixture for where a tensor parameter or member lives when nothing at its
+// use says: it is where every value the main file gives it is. A host value
+// everywhere makes item() a plain host read; one value that may be on the GPU
+// (or none seen) keeps it a sync.
+#include <torch/torch.h>
+
+#include <iostream>
+
+// Every call passes a host copy: the parameter is on the CPU.
+void print_stats(const torch::Tensor& t) { std::cout << t.mean().item<float>() << "\n"; }
+
+// One call passes a GPU tensor: a sync.
+float read_value(const torch::Tensor& t) {
+  return t.item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: 'item()' in 'read_value', which is called from a loop: {{.*}} [nosync-item]
+}
+
+class Agent {
+public:
+  Agent() : visits_(torch::zeros({4})) {}
+  void reset(torch::Device device) { state_ = torch::zeros({4}, torch::TensorOptions().device(torch::kCUDA)); }
+  float step() {
+    float v = visits_.sum().item<float>();
+    float s = state_.sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: 'item()' in 'step', which is called from a loop: {{.*}} [nosync-item]
+    return v + s;
+  }
+
+private:
+  torch::Tensor visits_;  // the CPU: its only value is torch::zeros({4})
+  torch::Tensor state_;   // the GPU
+};
+
+int main() {
+  torch::Device device(torch::kCUDA);
+  Agent agent;
+  agent.reset(device);
+  auto weights = torch::randn({8}, device);
+  for (int step = 0; step < 100; ++step) {
+    print_stats(weights.cpu());
+    print_stats(torch::ones({3}));
+    read_value(weights.sum().cpu());
+    read_value(weights.sum());
+    agent.step();
+  }
+  return 0;
+}
