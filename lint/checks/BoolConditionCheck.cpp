@@ -16,7 +16,6 @@ using namespace clang::ast_matchers;
 namespace clang::tidy::nosync {
 namespace {
 
-namespace kn = ::nosync::rules::kernel_names;
 
 // Is this condition a NaN/Inf test? Those have a dedicated device-side fix.
 bool mentionsNonFinite(const Stmt *S) {
@@ -32,9 +31,7 @@ bool mentionsNonFinite(const Stmt *S) {
 std::string adviceFor(const Expr *Call, ASTContext &Ctx) {
   const Stmt *Root = statementRoot(Call, Ctx);
   if (mentionsNonFinite(Root))
-    return "check for NaN/Inf on the device: " + std::string(kn::kNonfiniteFlag) +
-           "(tensors) sets a device flag without a sync; read it late (every N steps) or act on it with "
-           "torch::where";
+    return std::string(::nosync::rules::get(::nosync::rules::FixId::NonfiniteFlag).left_as_note);
   StringRef Macro = outermostMacroName(Call->getBeginLoc(), Ctx);
   if (inGroup(OpGroup::AssertMacro, Macro))
     return "assert on the device instead: at::_assert_async(condition_tensor) fails the stream without "

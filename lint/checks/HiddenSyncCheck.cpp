@@ -1,12 +1,14 @@
 #include "HiddenSyncCheck.h"
 
 #include "utils/AstHelpers.h"
+#include "utils/FixHelpers.h"
 #include "utils/OpTable.h"
 #include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -109,6 +111,62 @@ bool isHiddenSyncCall(const OpEntry &E) {
   return E.rule == RuleId::HiddenSync && E.form != OpForm::BoolMaskIndex && E.form != OpForm::StreamInsertion;
 }
 
+// Whether the value of `Call` is thrown away: an expression statement of its
+// own (or cast to void).
+bool isResultDiscarded(const Expr *Call, ASTContext &Ctx) {
+  const Stmt *Child = Call;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Child);
+    if (Parents.empty())
+      return false;
+    if (const auto *E = Parents[0].get<Expr>()) {
+      const auto *Cast = dyn_cast<ExplicitCastExpr>(E);
+      if (isa<ExprWithCleanups, ImplicitCastExpr, ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr>(E) ||
+          (Cast && Cast->getType()->isVoidType())) {
+        Child = E;
+        continue;
+      }
+      return false;
+    }
+    // A statement that holds the call as a sub-statement: a block, a loop or
+    // if body. Conditions, returns and declarations are Stmts too, but they
+    // reach the call through an expression or a VarDecl, handled above.
+    const Stmt *P = Parents[0].get<Stmt>();
+    if (!P)
+      return false;
+    if (isa<CompoundStmt>(P))
+      return true;
+    if (const auto *If = dyn_cast<IfStmt>(P))
+      return Child == If->getThen() || Child == If->getElse();
+    if (const auto *F = dyn_cast<ForStmt>(P))
+      return Child == F->getBody();
+    if (const auto *RF = dyn_cast<CXXForRangeStmt>(P))
+      return Child == RF->getBody();
+    if (const auto *W = dyn_cast<WhileStmt>(P))
+      return Child == W->getBody();
+    return false;
+  }
+}
+
+// torch::nn::utils::clip_grad_norm_(params, max_norm) whose double is thrown
+// away -> nosync::kernels::clip_grad_norm_(params, max_norm): the same norm
+// (2-norm over every gradient), the same clip coefficient
+// max_norm / (norm + 1e-6) applied when below 1, no sync. Only with the
+// default norm_type and error_if_nonfinite (which would read the norm on the
+// host).
+std::optional<FixItHint> clipFix(const CallExpr *Call, ASTContext &Ctx) {
+  if (Call->getNumArgs() < 2)
+    return std::nullopt;
+  for (unsigned I = 2; I < Call->getNumArgs(); ++I)
+    if (!isa<CXXDefaultArgExpr>(Call->getArg(I)))
+      return std::nullopt;
+  const Expr *Callee = Call->getCallee()->IgnoreImplicit();
+  std::optional<CharSourceRange> Name = fileRange(Callee->getSourceRange(), Ctx);
+  if (!Name || !isa<DeclRefExpr>(Callee))
+    return std::nullopt;
+  return FixItHint::CreateReplacement(*Name, ::nosync::rules::kernel_names::kClipGradNorm);
+}
+
 }  // namespace
 
 HiddenSyncCheck::HiddenSyncCheck(StringRef Name, ClangTidyContext *Context)
@@ -179,6 +237,16 @@ void HiddenSyncCheck::check(const MatchFinder::MatchResult &Result) {
            : Entry->form == OpForm::StreamInsertion ? "printing a tensor"
                                                  : "'" + Callee->getName().str() + "()'";
   F.Advice = std::string(Entry->advice);
+  if (Entry->op == Op::ClipGradNorm) {
+    std::optional<FixItHint> Fix = isResultDiscarded(Call, Ctx) ? clipFix(Call, Ctx) : std::nullopt;
+    if (Fix) {
+      F.Fixes.push_back(*Fix);
+      F.Fix = ::nosync::rules::FixId::ClipGradNorm;
+      F.FixCallsKernels = true;
+    } else if (!isResultDiscarded(Call, Ctx)) {
+      F.Advice = std::string(::nosync::rules::get(::nosync::rules::FixId::ClipGradNorm).left_as_note);
+    }
+  }
   report(std::move(F), Ctx);
 }
 

@@ -1,12 +1,15 @@
 #include "ItemCheck.h"
 
 #include "utils/AstHelpers.h"
+#include "utils/FixHelpers.h"
 #include "utils/OpTable.h"
 #include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -64,6 +67,85 @@ bool isValueRead(const OpEntry &E) {
   return E.rule == RuleId::Item && E.form == OpForm::Call && E.is_static();
 }
 
+// Every reference to `V` in `Body`.
+std::vector<const DeclRefExpr *> usesOf(const VarDecl *V, const Stmt *Body) {
+  struct Scan : RecursiveASTVisitor<Scan> {
+    const VarDecl *V;
+    std::vector<const DeclRefExpr *> Uses;
+    bool VisitDeclRefExpr(DeclRefExpr *D) {
+      if (D->getDecl() == V)
+        Uses.push_back(D);
+      return true;
+    }
+  } S;
+  S.V = V;
+  S.TraverseStmt(const_cast<Stmt *>(Body));
+  return S.Uses;
+}
+
+// `stream << v`: the value is only printed there.
+bool isPrinted(const DeclRefExpr *Use, ASTContext &Ctx) {
+  DynTypedNodeList Parents = Ctx.getParents(*Use);
+  while (!Parents.empty() && Parents[0].get<ImplicitCastExpr>())
+    Parents = Ctx.getParents(*Parents[0].get<ImplicitCastExpr>());
+  const auto *Op = Parents.empty() ? nullptr : Parents[0].get<CXXOperatorCallExpr>();
+  return Op && Op->getOperator() == OO_LessLess && Op->getNumArgs() == 2 &&
+         stripImplicit(Op->getArg(1)) == Use;
+}
+
+// The device tensor a host scalar was read from: `x` for `v = x.item<T>()`,
+// `x.sqrt()` for `v = std::sqrt(x.item<T>())`; "" for anything else.
+std::string deviceValueOf(const Expr *Init, const Expr *Read, ASTContext &Ctx) {
+  const Expr *Tensor = receiverOf(Read);
+  StringRef Text = sourceText(Tensor, Ctx);
+  if (Text.empty())
+    return "";
+  bool Simple = isa<DeclRefExpr, MemberExpr, CallExpr>(stripImplicit(Tensor));
+  std::string Value = Simple ? Text.str() : "(" + Text.str() + ")";
+  Init = stripImplicit(Init);
+  if (Init == stripImplicit(Read))
+    return Value;
+  const auto *Sqrt = dyn_cast<CallExpr>(Init);
+  const FunctionDecl *F = Sqrt ? Sqrt->getDirectCallee() : nullptr;
+  if (F && F->getDeclName().isIdentifier() && F->getName() == "sqrt" && Sqrt->getNumArgs() == 1 &&
+      stripImplicit(Sqrt->getArg(0)) == stripImplicit(Read))
+    return Value + ".sqrt()";
+  return "";
+}
+
+// `double v = x.item<double>();` (or std::sqrt of it) in a loop, with `v`
+// used once, in a print: a MetricAccumulator declared before the loop takes
+// `x` every step and is polled where `v` was printed. All three edits or
+// none.
+std::vector<FixItHint> metricFix(const CallExpr *Read, ASTContext &Ctx) {
+  const Expr *Root = dyn_cast<Expr>(statementRoot(Read, Ctx));
+  DynTypedNodeList Parents = Ctx.getParents(*Root);
+  const auto *V = Parents.empty() ? nullptr : Parents[0].get<VarDecl>();
+  if (!V || V->getInit() != Root || !V->getType()->isRealFloatingType() || !V->getDeclName().isIdentifier())
+    return {};
+  DynTypedNodeList DeclParents = Ctx.getParents(*V);
+  const auto *DS = DeclParents.empty() ? nullptr : DeclParents[0].get<DeclStmt>();
+  const Stmt *Loop = DS && DS->isSingleDecl() ? outermostLoop(DS, Ctx) : nullptr;
+  const Stmt *Body = Loop ? enclosingBody(Loop, Ctx) : nullptr;
+  std::string Value = deviceValueOf(V->getInit(), Read, Ctx);
+  std::string Device = Loop ? deviceVariableBefore(Loop, Ctx) : "";
+  if (!Body || Value.empty() || Device.empty())
+    return {};
+  std::vector<const DeclRefExpr *> Uses = usesOf(V, Body);
+  std::optional<CharSourceRange> DeclRange = fileRange(DS->getSourceRange(), Ctx);
+  if (Uses.size() != 1 || !isPrinted(Uses[0], Ctx) || !DeclRange)
+    return {};
+  std::optional<CharSourceRange> UseRange = fileRange(Uses[0]->getSourceRange(), Ctx);
+  std::string Name = V->getName().str();
+  std::string Metric = freshName(Name + "_metric", Body, Ctx);
+  std::optional<FixItHint> Declare = insertStatementBefore(
+      Loop, std::string(::nosync::rules::kernel_names::kMetricAccumulator) + " " + Metric + "(" + Device + ");", Ctx);
+  if (!Declare || !UseRange)
+    return {};
+  return {*Declare, FixItHint::CreateReplacement(*DeclRange, Metric + ".add(\"" + Name + "\", " + Value + ");"),
+          FixItHint::CreateReplacement(*UseRange, Metric + ".poll_interval(\"" + Name + "\")")};
+}
+
 }  // namespace
 
 ItemCheck::ItemCheck(StringRef Name, ClangTidyContext *Context)
@@ -114,6 +196,11 @@ void ItemCheck::checkItemCall(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
     SourceRange Old(F.Loc, Conv->getEndLoc());
     if (Old.getBegin().isFileID() && Old.getEnd().isFileID())
       F.Fixes.push_back(FixItHint::CreateReplacement(Old, ("item<" + Type + ">()").str()));
+  }
+  if (std::vector<FixItHint> Metric = metricFix(Call, Ctx); !Metric.empty()) {
+    F.Fixes = std::move(Metric);
+    F.Fix = ::nosync::rules::FixId::MetricAccumulator;
+    F.FixCallsKernels = true;
   }
   report(F, Ctx);
 }

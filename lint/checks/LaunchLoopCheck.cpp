@@ -1,6 +1,7 @@
 #include "LaunchLoopCheck.h"
 
 #include "utils/AstHelpers.h"
+#include "utils/ListLoopRewrite.h"
 #include "utils/OpTable.h"
 #include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
@@ -139,6 +140,11 @@ void LaunchLoopCheck::check(const MatchFinder::MatchResult &Result) {
   F.Loc = Loop->getBeginLoc();
   F.What = "loop over '" + sourceText(Range, Ctx).str() + "'";
   F.Advice = adviceFor(Scan);
+  if (std::optional<ListLoopRewrite> R = rewriteListLoop(Loop, Range, Ctx)) {
+    F.Fixes.push_back(R->Edit);
+    F.Fix = R->Fix;
+    F.FixCallsKernels = R->CallsKernels;
+  }
   report(std::move(F), Ctx);
 }
 

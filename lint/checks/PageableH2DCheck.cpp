@@ -1,6 +1,7 @@
 #include "PageableH2DCheck.h"
 
 #include "utils/AstHelpers.h"
+#include "utils/FixHelpers.h"
 #include "utils/OpTable.h"
 #include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
@@ -79,6 +80,34 @@ std::optional<FixItHint> createOnDeviceFix(const CXXMemberCallExpr *To, const Ca
   return std::nullopt;
 }
 
+// `x.to(device)` in a loop -> `x_stager.stage(x)`, with
+// `nosync::kernels::PinnedStager x_stager(device);` declared before the
+// loop: the same values (stage() copies the host tensor into a pinned buffer
+// before it returns, and is x.to(device) for a tensor already there or a CPU
+// device), without the pageable copy's host block. Only a plain
+// `.to(device)` whose device is already known before the loop.
+std::vector<FixItHint> stagerFix(const CXXMemberCallExpr *To, const Expr *DeviceArg, ASTContext &Ctx) {
+  if (tensorMethodName(To) != "to" || To->getNumArgs() == 0)
+    return {};
+  for (unsigned I = 1; I < To->getNumArgs(); ++I)
+    if (!isa<CXXDefaultArgExpr>(To->getArg(I)))
+      return {};
+  const Stmt *Loop = outermostLoop(To, Ctx);
+  const Expr *Source = receiverOf(To);
+  StringRef Device = sourceText(DeviceArg, Ctx), SourceText = sourceText(Source, Ctx);
+  std::optional<CharSourceRange> Whole = fileRange(To->getSourceRange(), Ctx);
+  if (!Loop || !Whole || Device.empty() || SourceText.empty() || !isHoistableBefore(DeviceArg, Loop, Ctx))
+    return {};
+  std::string Base = initializedVariable(To, Ctx);
+  std::string Stager = freshName((Base.empty() ? identifierFrom(SourceText) : Base) + "_stager",
+                                 enclosingBody(Loop, Ctx), Ctx);
+  std::optional<FixItHint> Declare = insertStatementBefore(
+      Loop, std::string(::nosync::rules::kernel_names::kPinnedStager) + " " + Stager + "(" + Device.str() + ");", Ctx);
+  if (!Declare)
+    return {};
+  return {*Declare, FixItHint::CreateReplacement(*Whole, Stager + ".stage(" + SourceText.str() + ")")};
+}
+
 }  // namespace
 
 PageableH2DCheck::PageableH2DCheck(StringRef Name, ClangTidyContext *Context)
@@ -145,6 +174,11 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
     F.What = "'" + tensorMethodName(Call).str() + "()' to the GPU" +
              (Async == NonBlocking::No ? " without non_blocking" : " from pageable memory");
     F.Advice = stagingAdvice();
+    if (DeviceArg && Async == NonBlocking::No) {
+      F.Fixes = stagerFix(Call, DeviceArg, Ctx);
+      F.Fix = ::nosync::rules::FixId::PinnedStager;
+      F.FixCallsKernels = true;
+    }
   }
   report(std::move(F), Ctx);
 }

@@ -18,7 +18,11 @@ struct FixSummary {
 // Applies the fix-its attached to the findings themselves. Fixes attached to
 // notes (the ones that change timing or semantics) are never applied. Each
 // finding's edits go in all together or not at all; an identical edit reached
-// through two translation units (a shared header) is applied once.
+// through two translation units (a shared header) is applied once; two
+// findings inserting at one point (two declarations before one loop) both go
+// in, in finding order. `#include <nosync/kernels.h>` is an edit of its file:
+// added once if any applied fix of the file calls nosync::kernels, whichever
+// finding carried it.
 llvm::Expected<FixSummary> applyFixes(const std::vector<clang::tidy::ClangTidyError>& findings);
 
 // Writes clang-apply-replacements YAML (clang-tidy's --export-fixes format)

@@ -16,7 +16,10 @@ RuleCheck::RuleCheck(StringRef Name, ClangTidyContext *Context, ::nosync::rules:
       // Read as strings: the templated OptionsView::get<T> overloads mangle
       // differently under g++ and clang++, which breaks the --load plugin.
       SeverityText(Options.get("Severity", ::nosync::rules::to_string(Rule.severity)).str()),
-      ConfiguredSeverity(Rule.severity), LowSeverityText(Options.getLocalOrGlobal("LowSeverity", "remark").str()) {
+      ConfiguredSeverity(Rule.severity), LowSeverityText(Options.getLocalOrGlobal("LowSeverity", "remark").str()),
+      IncludeStyleText(Options.getLocalOrGlobal("IncludeStyle", "llvm").lower()),
+      Inserter(IncludeStyleText == "google" ? utils::IncludeSorter::IS_Google : utils::IncludeSorter::IS_LLVM,
+               areDiagsSelfContained()) {
   if (std::optional<::nosync::rules::Severity> Configured = parseSeverity(SeverityText)) {
     ConfiguredSeverity = *Configured;
   } else {
@@ -37,6 +40,15 @@ RuleCheck::RuleCheck(StringRef Name, ClangTidyContext *Context, ::nosync::rules:
 void RuleCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "Severity", SeverityText);
   Options.store(Opts, "LowSeverity", LowSeverityText);
+  Options.store(Opts, "IncludeStyle", IncludeStyleText);
+}
+
+void RuleCheck::registerPPCallbacks(const SourceManager &, Preprocessor *PP, Preprocessor *) {
+  Inserter.registerPreprocessor(PP);
+}
+
+std::optional<FixItHint> RuleCheck::kernelsInclude(SourceLocation Loc, const SourceManager &SM) {
+  return Inserter.createIncludeInsertion(SM.getFileID(SM.getExpansionLoc(Loc)), ::nosync::rules::kernel_names::kHeader);
 }
 
 std::optional<::nosync::rules::Severity> RuleCheck::parseSeverity(StringRef Value) {
@@ -150,8 +162,13 @@ void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
     DiagnosticBuilder D = diag(F.Loc, "%0", Level) << Message;
     for (const FixItHint &Fix : F.Fixes)
       D << Fix;
+    if (!F.Fixes.empty() && F.FixCallsKernels)
+      if (std::optional<FixItHint> Include = kernelsInclude(F.Loc, Ctx.getSourceManager()))
+        D << *Include;
   }
-  if (!F.Advice.empty()) {
+  if (F.Fix && !F.Fixes.empty()) {
+    diag(F.Loc, "%0", DiagnosticIDs::Note) << ::nosync::rules::get(*F.Fix).applied;
+  } else if (!F.Advice.empty()) {
     DiagnosticBuilder N = diag(F.Loc, "%0", DiagnosticIDs::Note) << F.Advice;
     for (const FixItHint &Fix : F.AdviceFixes)
       N << Fix;

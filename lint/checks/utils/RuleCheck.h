@@ -8,6 +8,8 @@
 #include "utils/SyncContext.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
+#include "clang-tidy/utils/IncludeInserter.h"
+#include "nosync/fixes.h"
 #include "nosync/rules.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -29,8 +31,14 @@ struct Finding {
   std::string What;
   /// The value being synced, for duplicate detection; may be null.
   const Expr *Value = nullptr;
-  /// Edits that keep behaviour; attached to the finding, applied by --fix.
+  /// Edits that keep behaviour; attached to the finding, applied by --fix
+  /// all together or not at all.
   std::vector<FixItHint> Fixes;
+  /// The catalog row (fixes.def) `Fixes` implements: its note goes with the
+  /// finding, and `#include <nosync/kernels.h>` is added when the edits call
+  /// nosync::kernels.
+  std::optional<::nosync::rules::FixId> Fix;
+  bool FixCallsKernels = false;
   /// A concrete suggestion for this pattern that changes timing or
   /// semantics; emitted as a note. Empty for none.
   std::string Advice;
@@ -48,6 +56,7 @@ public:
     return LangOpts.CPlusPlus;
   }
   void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
+  void registerPPCallbacks(const SourceManager &SM, Preprocessor *PP, Preprocessor *ModuleExpanderPP) override;
 
 protected:
   RuleCheck(StringRef Name, ClangTidyContext *Context, ::nosync::rules::RuleId Rule);
@@ -99,6 +108,14 @@ private:
     RuleCheck &Owner;
   };
 
+  /// `#include <nosync/kernels.h>` for the file of `Loc`, placed by
+  /// clang-tidy's include inserter (option `IncludeStyle`, llvm or google), on
+  /// the first finding of the file that needs it only: clang-tidy's --fix
+  /// would add one copy per finding otherwise. nosync-lint's --fix treats it
+  /// as an edit of the file, kept when that first finding is left out
+  /// (lint/tool/Fixes.cpp).
+  std::optional<FixItHint> kernelsInclude(SourceLocation Loc, const SourceManager &SM);
+
   const ::nosync::rules::Rule &Rule;
   DroppedCodeCallback DroppedCode{*this};
   std::string SeverityText;
@@ -110,6 +127,8 @@ private:
   /// which nosync-lint moves into the JSON/SARIF `context` field.
   bool ExplainContext = false;
   SyncContextAnalyzer Analyzer;
+  std::string IncludeStyleText;
+  utils::IncludeInserter Inserter;
   llvm::DenseMap<const Stmt *, llvm::StringSet<>> ValuesPerStatement;
   std::vector<Finding> Pending;
   ASTContext *PendingContext = nullptr;

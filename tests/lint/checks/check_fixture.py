@@ -14,7 +14,9 @@ Expectations (comments in the fixture):
   // CHECK-FIXES: full line
       after `clang-tidy --fix`, the fixed file contains these lines, in this
       order (leading/trailing blanks ignored). A fixture without CHECK-FIXES
-      must come out of --fix unchanged.
+      must come out of --fix unchanged. Write one for a line a fix rewrites
+      and one for a line left as a note (it must come out as it was); an
+      #include the fixes add must be there once.
 The fixed file is then parsed with `clang++ -fsyntax-only` to prove it still
 compiles.
 
@@ -116,6 +118,15 @@ def check_fixes(expected_fixes, original, fixed):
     return errors
 
 
+def check_includes(original, fixed):
+    """--fix adds an #include once per file, however many fixes need it."""
+    def counts(text):
+        lines = [l.strip() for l in text.splitlines() if l.strip().startswith("#include")]
+        return {l: lines.count(l) for l in lines}
+    before, after = counts(original), counts(fixed)
+    return [f"--fix left {n} copies of '{inc}'" for inc, n in after.items() if n > 1 and n > before.get(inc, 0)]
+
+
 def main():
     argv = sys.argv[1:]
     flags = []
@@ -164,6 +175,7 @@ def main():
         with open(fix_path) as f:
             fixed = f.read()
         errors += check_fixes(expected_fixes, original, fixed)
+        errors += check_includes(original, fixed)
         if fixed != original:
             proc = subprocess.run([args.clangxx, "-fsyntax-only", fix_path] + flags,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

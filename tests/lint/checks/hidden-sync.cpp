@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include <iostream>
+// CHECK-FIXES: #include <nosync/kernels.h>
 
 namespace {
 
@@ -17,7 +18,8 @@ void train(torch::nn::Linear& model, torch::optim::SGD& optimizer, const torch::
     loss.backward();
     torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
     // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: 'clip_grad_norm_()' inside a loop: this call synchronizes inside{{.*}}; use the sync-free variant{{.*}} [nosync-hidden-sync]
-    // CHECK-MESSAGES: :[[@LINE-2]]:5: note: nosync::kernels::clip_grad_norm_(parameters, max_norm) clips without a sync{{.*}}
+    // CHECK-MESSAGES: :[[@LINE-2]]:5: note: fix-it: nosync::kernels::clip_grad_norm_ clips the same gradients{{.*}}
+    // CHECK-FIXES: nosync::kernels::clip_grad_norm_(model->parameters(), 1.0);
     auto params = model->parameters();
     clip_grad_norm_(params, 1.0);
     optimizer.step();

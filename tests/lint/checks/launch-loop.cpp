@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include <vector>
+// CHECK-FIXES: #include <nosync/kernels.h>
 
 struct NetImpl : torch::nn::Module {
   NetImpl() : fc(register_module("fc", torch::nn::Linear(4, 2))) {
@@ -20,9 +21,10 @@ torch::Tensor grad_norm(Net& model) {
   auto total = torch::zeros({}, torch::kCUDA);
   for (const auto& p : model->parameters()) {
     // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: loop over 'model->parameters()' in 'grad_norm', which is called from a loop: a loop over parameters or a tensor list launches one tiny kernel per tensor{{.*}}; one multi-tensor launch{{.*}} [nosync-launch-loop]
-    // CHECK-MESSAGES: :[[@LINE-2]]:3: note: compute the norms in one launch: nosync::kernels::l2_norm_per_tensor(tensors) (or nosync::kernels::l2_norm for the total){{.*}}
+    // CHECK-MESSAGES: :[[@LINE-2]]:3: note: fix-it: the loop becomes one multi-tensor reduction{{.*}}
     total += p.grad().norm().pow(2);
   }
+  // CHECK-FIXES: total += nosync::kernels::l2_norm(nosync::kernels::grads_of(model->parameters())).pow(2);
   return total.sqrt();
 }
 
@@ -30,9 +32,10 @@ void sgd_step(std::vector<torch::Tensor>& params, double lr) {
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < params.size(); ++i) {
     // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: loop over 'params' in 'sgd_step', which is called from a loop: {{.*}} [nosync-launch-loop]
-    // CHECK-MESSAGES: :[[@LINE-2]]:3: note: update all tensors in one launch with the multi-tensor ops: at::_foreach_mul_{{.*}}
+    // CHECK-MESSAGES: :[[@LINE-2]]:3: note: fix-it: the per-tensor update becomes one at::_foreach_* call{{.*}}
     params[i].add_(params[i].grad(), -lr);
   }
+  // CHECK-FIXES: at::_foreach_add_(params, nosync::kernels::grads_of(params), -lr);
 }
 
 void train(Net& model, const torch::Tensor& x) {
@@ -44,9 +47,10 @@ void train(Net& model, const torch::Tensor& x) {
     sgd_step(params, 0.01);
     for (auto& item : model->named_parameters()) {
       // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: loop over 'model->named_parameters()' inside a loop: {{.*}} [nosync-launch-loop]
-      // CHECK-MESSAGES: :[[@LINE-2]]:5: note: update all tensors in one launch{{.*}}at::_foreach_zero_{{.*}}
+      // CHECK-MESSAGES: :[[@LINE-2]]:5: note: fix-it: the per-tensor update becomes one at::_foreach_* call{{.*}}
       item.value().grad().zero_();
     }
+    // CHECK-FIXES: at::_foreach_zero_(nosync::kernels::grads_of(model->named_parameters().values()));
     // Only metadata or flags: no kernels.
     int64_t count = 0;
     for (const auto& p : params) {
