@@ -1,13 +1,16 @@
 // Fixture for nosync-pageable-h2d: blocking host-to-device copies.
 #include <torch/torch.h>
+// CHECK-FIXES: #include <nosync/kernels.h>
 
 void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& batch, const torch::Tensor& labels) {
   auto staging = torch::empty({8, 3}, torch::TensorOptions().pinned_memory(true));
   auto on_gpu = torch::zeros({8, 3}, torch::TensorOptions().device(torch::kCUDA));
+  // CHECK-FIXES: nosync::kernels::PinnedStager x_stager(device);
   for (int step = 0; step < 100; ++step) {
     auto x = batch.to(device);
     // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'to()' to the GPU without non_blocking inside a loop: a host-to-device copy from pageable memory is staged{{.*}}; stage through pinned memory{{.*}} [nosync-pageable-h2d]
-    // CHECK-MESSAGES: :[[@LINE-2]]:20: note: allocate the host tensor pinned once (TensorOptions().pinned_memory(true)) and reuse it, or use nosync::kernels::PinnedStager{{.*}}
+    // CHECK-MESSAGES: :[[@LINE-2]]:20: note: fix-it: a nosync::kernels::PinnedStager declared before the loop{{.*}}
+    // CHECK-FIXES: auto x = x_stager.stage(batch);
     auto y = labels.cuda();
     // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'cuda()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
     auto ones = torch::ones({8, 1}).to(device);
@@ -47,9 +50,11 @@ void train_picked(torch::nn::Linear& model, const std::vector<torch::Tensor>& ba
     picked = torch::kCUDA;
   }
   torch::Device cpu_only = torch::kCPU;
+  // CHECK-FIXES: nosync::kernels::PinnedStager x_stager(picked);
   for (const auto& batch : batches) {
     auto x = batch.to(picked);
     // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
+    // CHECK-FIXES: auto x = x_stager.stage(batch);
     auto y = batch.to(cpu_only);
     model->forward(x);
     (void)y;
