@@ -30,8 +30,9 @@ std::vector<float> collect(torch::nn::Linear& model, const torch::Tensor& x, tor
     model->to(torch::kCPU);
     // Already asynchronous (the reader must wait on an event; not a sync here).
     pinned.copy_(pred.view({8}), /*non_blocking=*/true);
-    // Into a pinned buffer from an unknown source: likely host staging.
-    pinned.copy_(x.view({-1}).narrow(0, 0, 8));
+    // Into a pinned buffer from an unknown source: likely host staging. (Not
+    // from x: every call of collect() passes a CUDA tensor.)
+    pinned.copy_(model->weight.view({-1}).repeat({3}).narrow(0, 0, 8));
     auto i = pred.to(torch::kCPU, /*non_blocking=*/true);
     // Host tensors: no copy at all.
     auto j = host_buffer.cpu();
