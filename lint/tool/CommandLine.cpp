@@ -60,7 +60,8 @@ options:
                          or stale, lints the file whole and builds it in the
                          background for the next run; wait builds it first
                          (a first run then costs ~1.4x); off parses every
-                         block with its file (results are still cached)
+                         block with its file (results are still cached).
+                         --fix and --export-fixes parse every file whole
   --preamble-cache-limit=<MiB>
                          disk the stored preambles may take before the least
                          recently used are deleted (default 4096)

@@ -130,16 +130,49 @@ llvm::Error parseNosyncYaml(llvm::StringRef text, llvm::StringRef file, LintConf
   return err;
 }
 
+// `text` without the top-level key on 1-based `line` and its indented value.
+std::string withoutTopLevelKey(llvm::StringRef text, unsigned line) {
+  llvm::SmallVector<llvm::StringRef, 64> lines;
+  text.split(lines, '\n');
+  std::string out;
+  bool inValue = false;
+  for (unsigned i = 0; i < lines.size(); ++i) {
+    if (i + 1 == line) {
+      inValue = true;
+      continue;
+    }
+    if (inValue && !lines[i].empty() && (lines[i].front() == ' ' || lines[i].front() == '\t')) continue;
+    inValue = false;
+    out += lines[i].str() + "\n";
+  }
+  return out;
+}
+
 // A .clang-tidy contributes its Checks and its nosync-* CheckOptions;
-// '<rule>.Severity' options are validated like .nosync.yaml's Severity.
+// '<rule>.Severity' options are validated like .nosync.yaml's Severity. It is
+// the project's file, written for some clang-tidy: a top-level key this
+// clang-tidy does not know (AnalyzeTemporaryDtors, gone in LLVM 18) is
+// skipped with a warning, as clang-tidy skips such a file, not a fatal error.
 llvm::Error parseClangTidyFile(llvm::StringRef text, llvm::StringRef file, LintConfig& cfg) {
-  std::string firstDiag;
-  auto parsed = clang::tidy::parseConfigurationWithDiags(
-      llvm::MemoryBufferRef(text, file), [&](const llvm::SMDiagnostic& d) {
-        if (firstDiag.empty()) firstDiag = "line " + std::to_string(d.getLineNo()) + ": " + d.getMessage().str();
-      });
-  if (!parsed)
-    return configError(file, firstDiag.empty() ? parsed.getError().message() : firstDiag);
+  std::string current = text.str();
+  for (int attempt = 0;; ++attempt) {
+    std::string firstDiag;
+    unsigned diagLine = 0;
+    auto parsed = clang::tidy::parseConfigurationWithDiags(
+        llvm::MemoryBufferRef(current, file), [&](const llvm::SMDiagnostic& d) {
+          if (!firstDiag.empty()) return;
+          firstDiag = "line " + std::to_string(d.getLineNo()) + ": " + d.getMessage().str();
+          if (d.getMessage().starts_with("unknown key") && d.getColumnNo() == 0) diagLine = d.getLineNo();
+        });
+    if (parsed) break;
+    if (!diagLine || attempt >= 8)
+      return configError(file, firstDiag.empty() ? parsed.getError().message() : firstDiag);
+    llvm::errs() << "nosync-lint: warning: " << file << ": " << firstDiag << "; ignored\n";
+    current = withoutTopLevelKey(current, diagLine);
+  }
+  auto parsed = clang::tidy::parseConfigurationWithDiags(llvm::MemoryBufferRef(current, file),
+                                                         [](const llvm::SMDiagnostic&) {});
+  if (!parsed) return configError(file, parsed.getError().message());
   cfg.tidy.Checks = parsed->Checks;
   for (const auto& opt : parsed->CheckOptions) {
     llvm::StringRef key = opt.getKey();

@@ -281,7 +281,11 @@ int lintMain(int argc, const char* const* argv) {
   if (opts.useCache) {
     llvm::SmallString<256> dir(opts.cacheDir.empty() ? defaultCacheDir(jobs) : opts.cacheDir);
     llvm::sys::fs::make_absolute(dir);
-    if (opts.preamble != LintOptions::PreambleMode::Off || opts.buildPreamblesOnly)
+    // Fix-its that add an #include learn a file's includes from preprocessor
+    // callbacks, which a preamble's skipped block never reaches: with --fix
+    // or --export-fixes every file is parsed whole.
+    bool rewrites = opts.fix || !opts.exportFixes.empty();
+    if ((opts.preamble != LintOptions::PreambleMode::Off && !rewrites) || opts.buildPreamblesOnly)
       preambles.emplace(std::string(dir), opts.preambleLimitMiB << 20,
                         opts.preamble == LintOptions::PreambleMode::Auto && !opts.buildPreamblesOnly
                             ? PreambleCache::Build::Later
