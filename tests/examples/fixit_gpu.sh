@@ -23,7 +23,9 @@ check() { if eval "$2"; then echo "ok   $1"; pass=$((pass+1)); else echo "FAIL $
 blocking() {
   local name=$1 steps=$2; shift 2
   "$RUN" --mode report --format json --min-stall-us 0 --log "$tmp/$name.$steps" -- \
-    "$@" --device cuda --steps "$steps" --seed 5 > "$tmp/$name.$steps.out" 2>&1 || return 1
+    "$@" --device cuda --steps "$steps" --seed 5 > "$tmp/$name-$steps.stdout" 2>&1 || return 1
+  # The glob below reads the sanitizer's logs, $tmp/$name.$steps.<pid>: the
+  # program's output must not match it.
   python3 -c 'import glob, json, sys
 print(sum(json.load(open(f))["totals"]["blocking_calls"] for f in glob.glob(sys.argv[1] + ".*")))' "$tmp/$name.$steps"
 }
