@@ -2,6 +2,7 @@
 
 #include "Finding.h"
 #include "MissingIncludes.h"
+#include "PreambleReplay.h"
 #include "UserCodeScope.h"
 
 #ifdef NOSYNC_HAVE_CHECKS
@@ -115,6 +116,8 @@ class ScopedTidyAction : public clang::ASTFrontendAction {
   bool BeginSourceFileAction(clang::CompilerInstance& compiler) override {
     clang::Preprocessor& pp = compiler.getPreprocessor();
     pp.addPPCallbacks(std::make_unique<MissingIncludes>(pp));
+    if (unsigned skipped = compiler.getPreprocessorOpts().PrecompiledPreambleBytes.first)
+      pp.addPPCallbacks(std::make_unique<PreambleReplay>(pp, skipped));
     return true;
   }
 
