@@ -20,6 +20,13 @@ std::string stagingAdvice() { return std::string(::nosync::rules::get(Op::Cuda).
 
 bool isUpload(const OpEntry &E) { return E.op == Op::To || E.op == Op::Cuda; }
 
+// torch::zeros_like(t), ones_like, empty_like, full_like, rand_like, ...
+bool isLikeFactory(const Expr *E) {
+  const auto *Call = dyn_cast<CallExpr>(stripImplicit(E));
+  const FunctionDecl *F = Call ? Call->getDirectCallee() : nullptr;
+  return F && F->getDeclName().isIdentifier() && F->getName().ends_with("_like");
+}
+
 // Factories whose values do not depend on where they run: building them on
 // the device gives the same tensor, so the rewrite is behaviour-preserving.
 bool isDeterministicFactory(const FunctionDecl *F) {
@@ -146,6 +153,10 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
   DeviceKind From = placementOf(Source, Ctx);
   if (From == DeviceKind::Cuda)
     return;  // already on the GPU: a no-op
+  // ones_like(t).to(device): made where `t` is; unless `t` is known to be on
+  // the CPU it is, in training code, a model output and the copy a no-op.
+  if (From != DeviceKind::Cpu && isLikeFactory(Source))
+    return;
   // x.to(other.device()) aligns x with a tensor it is combined with, usually
   // already on that device: only a tensor known to be on the CPU is uploaded.
   if (DeviceArg && From != DeviceKind::Cpu && tensorMethodName(stripImplicit(DeviceArg)) == "device")

@@ -7,8 +7,11 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <mutex>
 
 namespace nosync::lint {
 namespace {
@@ -37,6 +40,31 @@ clang::tooling::ArgumentsAdjuster headersAreCxx() {
   };
 }
 
+// LibTorch 2.x headers need C++17: under a project's older -std (a CMake
+// file written for LibTorch 1.x says c++14; one says c++11) nearly every
+// Tensor call fails to resolve and the file's findings are lost with them.
+// The standard is raised to C++17 (gnu++ stays gnu++), once said on stderr.
+// Code valid as C++14 but not C++17 (`register`, dynamic exception
+// specifications) then shows as a compiler error at its line.
+clang::tooling::ArgumentsAdjuster atLeastCxx17() {
+  return [](const clang::tooling::CommandLineArguments& args, llvm::StringRef file) {
+    static const llvm::Regex old("^(-std=|--std=|-std:)(c|gnu)[+][+](98|03|0x|11|1y|14)$");
+    clang::tooling::CommandLineArguments out(args);
+    for (std::string& a : out) {
+      llvm::SmallVector<llvm::StringRef, 4> m;
+      if (!old.match(a, &m)) continue;
+      static std::once_flag said;
+      std::string was = a;
+      a = m[1].str() + m[2].str() + "++17";
+      std::call_once(said, [&] {
+        llvm::errs() << "nosync-lint: note: LibTorch 2.x needs C++17; parsing with " << a << " instead of the "
+                     << "compile command's " << was << " (first: " << file << ")\n";
+      });
+    }
+    return out;
+  };
+}
+
 // ClangTool derives the builtin-header directory from the running binary's
 // location, which is wrong for a build-tree or /usr/local nosync-lint; point
 // it at the Clang installation we were built against instead.
@@ -48,6 +76,7 @@ clang::tooling::ArgumentsAdjuster headersAreCxx() {
 std::unique_ptr<CompilationDatabase> withResourceDir(std::unique_ptr<CompilationDatabase> db) {
   auto adjusting = std::make_unique<clang::tooling::ArgumentsAdjustingCompilations>(std::move(db));
   adjusting->appendArgumentsAdjuster(headersAreCxx());
+  adjusting->appendArgumentsAdjuster(atLeastCxx17());
   adjusting->appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(
       {"-resource-dir=" NOSYNC_CLANG_RESOURCE_DIR, "-fno-caret-diagnostics", "-ferror-limit=0"},
       clang::tooling::ArgumentInsertPosition::END));

@@ -134,6 +134,18 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
     Call.NameLoc = T.Loc;
     Call.Name = T.Text.str();
     Call.Member = I > 0 && (Tokens[I - 1].Kind == tok::period || Tokens[I - 1].Kind == tok::arrow);
+    if (Call.Member && I >= 2 && Tokens[I - 2].Kind == tok::r_paren) {
+      // Back over the receiver's parentheses to the name before them.
+      size_t Depth = 0, Q = I - 2;
+      for (; Q > 0; --Q) {
+        Depth += Tokens[Q].Kind == tok::r_paren;
+        Depth -= Tokens[Q].Kind == tok::l_paren;
+        if (Depth == 0)
+          break;
+      }
+      if (Depth == 0 && Q > 0 && isIdent(Tokens[Q - 1]))
+        Call.ReceiverCall = Tokens[Q - 1].Text.str();
+    }
     for (size_t Q = I; !Call.Member && Q >= 2 && Tokens[Q - 1].Kind == tok::coloncolon && isIdent(Tokens[Q - 2]);
          Q -= 2)
       Call.Qualifier = Call.Qualifier.empty() ? Tokens[Q - 2].Text.str()
@@ -245,9 +257,15 @@ std::optional<TextOp> opOfTextCall(const TextCall &Call) {
     } else if (E.form == OpForm::Copy && Call.Member && ::nosync::rules::has_word(E.methods, Call.Name)) {
       if (E.op == Op::Cpu || E.op == Op::Cuda)
         return TextOp{&E, E.rule};
-      if (E.op == Op::To)
-        if (std::optional<RuleId> Rule = directionOfTo(Call.Args))
+      if (E.op == Op::To) {
+        std::optional<RuleId> Rule = directionOfTo(Call.Args);
+        // ones_like(t).to(device): made where `t` is, which the text does not
+        // say; in training code `t` is a model output and the copy a no-op.
+        if (Rule == RuleId::PageableH2D && StringRef(Call.ReceiverCall).ends_with("_like"))
+          return std::nullopt;
+        if (Rule)
           return TextOp{&E, *Rule};
+      }
     }
   }
   return std::nullopt;

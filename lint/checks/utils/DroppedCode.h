@@ -26,6 +26,9 @@ struct TextCall {
   std::string Name;
   /// `.name(` or `->name(`.
   bool Member = false;
+  /// For a member call on a call's result, that call's name: `ones_like` in
+  /// `torch::ones_like(x).to(device)`; empty otherwise.
+  std::string ReceiverCall;
   /// `torch::cuda` in `torch::cuda::synchronize()`; empty when unqualified.
   std::string Qualifier;
   /// The arguments as spelled, tokens joined by single spaces.

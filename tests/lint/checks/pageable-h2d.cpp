@@ -38,7 +38,12 @@ void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& 
     auto again = on_gpu.to(device);
     model->to(device);
     auto out = model->forward(x) + ones + noise + y.to(torch::kFloat) + idx.to(torch::kFloat) + z + fast;
-    (void)half, (void)back, (void)again, (void)out;
+    // A *_like factory is made where its argument is: a model output's twin
+    // is already on the device; a host tensor's twin is uploaded.
+    auto target = torch::ones_like(out).to(device);
+    auto host_twin = torch::zeros_like(host).to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:46: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
+    (void)half, (void)back, (void)again, (void)out, (void)target, (void)host_twin;
   }
 }
 

@@ -13,6 +13,10 @@ void train(torch::nn::Linear& model, torch::Device device) {
     auto z = batch.data.to(torch::kFloat);
     auto w = batch.data.cuda();
     // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: 'cuda()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-pageable-h2d]
-    model->forward(x + y + z + w);
+    // Made where the model output is: not read as an upload.
+    auto target = torch::ones_like(model->forward(x)).to(device);
+    auto v = torch::zeros({2}).to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:32: warning: 'to()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-pageable-h2d]
+    model->forward(x + y + z + w + target + v);
   }
 }
