@@ -55,6 +55,7 @@ TuResult reuseOrLint(const LintJob& job, const CommandLineOverrides& overrides, 
   r.overrides = overrides;
   r.errors = std::move(cached->errors);
   r.calls = std::move(cached->calls);
+  r.namesCuda = cached->namesCuda;
   r.fromCache = true;
   return r;
 }

@@ -2,6 +2,7 @@
 
 #include "Finding.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Allocator.h"
 #include "llvm/Support/StringSaver.h"
@@ -92,6 +93,9 @@ unsigned applyProjectContext(std::vector<TuResult>& results) {
         edges.push_back(e);
     }
   auto heat = clang::tidy::nosync::classifyCallers(edges);
+  // No unit of the run names a CUDA device: a CPU program, whichever unit
+  // holds main() (a unit alone decides so only when it holds main()).
+  bool cpuProgram = llvm::none_of(results, [](const TuResult& tu) { return tu.namesCuda; });
 
   unsigned changed = 0;
   for (TuResult& tu : results) {
@@ -104,6 +108,7 @@ unsigned applyProjectContext(std::vector<TuResult>& results) {
         continue;
       }
       llvm::StringRef fn = f->fn;
+      f->local.CpuOnlyProgram |= cpuProgram;
       ContextKind now = clang::tidy::nosync::decideContext(f->local, heat.Hot.contains(fn),
                                                            heat.RarelyCalled.contains(fn), heat.CalledOnce.contains(fn));
       if (now == f->kind) {
@@ -117,10 +122,12 @@ unsigned applyProjectContext(std::vector<TuResult>& results) {
       e.Message.Message = withContext(e.Message.Message, *f, now);
       std::string at = heat.DecidedBy.lookup(fn).str();
       std::string facts = note->Message.substr(note->Message.find(kFactsSeparator));
-      note->Message = (kContextNotePrefix + clang::tidy::nosync::explainContext(
-                                                now, f->name, at, clang::tidy::nosync::oneOffWhy(f->local)) +
-                       " (decided with the callers in every file of this run)" + facts)
-                          .str();
+      std::string why = now == ContextKind::CpuOnly
+                            ? "no file of this run names a CUDA device, .cuda() or CUDA API in user code"
+                            : clang::tidy::nosync::explainContext(now, f->name, at,
+                                                                  clang::tidy::nosync::oneOffWhy(f->local)) +
+                                  " (decided with the callers in every file of this run)";
+      note->Message = (kContextNotePrefix + why + facts).str();
       kept.push_back(std::move(e));
     }
     tu.errors = std::move(kept);

@@ -184,7 +184,8 @@ std::optional<ResultCache::Entry> ResultCache::lookup(const LintJob& job, const 
   const llvm::json::Array* deps = entry ? entry->getArray("deps") : nullptr;
   auto diags = entry ? entry->getString("diagnostics") : std::nullopt;
   const llvm::json::Array* calls = entry ? entry->getArray("calls") : nullptr;
-  if (!deps || !diags || !calls) return std::nullopt;
+  std::optional<bool> namesCuda = entry ? entry->getBoolean("names_cuda") : std::nullopt;
+  if (!deps || !diags || !calls || !namesCuda) return std::nullopt;  // damaged, or from an older nosync-lint
   for (const llvm::json::Value& d : *deps) {
     const llvm::json::Object* dep = d.getAsObject();
     auto file = dep ? dep->getString("file") : std::nullopt;
@@ -194,7 +195,7 @@ std::optional<ResultCache::Entry> ResultCache::lookup(const LintJob& job, const 
   auto errors = parseErrors(*diags);
   auto edges = parseCalls(*calls);
   if (!errors || !edges) return std::nullopt;
-  return Entry{std::move(*errors), std::move(*edges)};
+  return Entry{std::move(*errors), std::move(*edges), *namesCuda};
 }
 
 TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverrides& overrides) {
@@ -235,7 +236,8 @@ TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverride
   llvm::json::Object entry{{"file", job.file},
                            {"deps", std::move(deps)},
                            {"diagnostics", serializeErrors(job.file, result.errors)},
-                           {"calls", serializeCalls(result.calls)}};
+                           {"calls", serializeCalls(result.calls)},
+                           {"names_cuda", result.namesCuda}};
   // Write then rename, so that a concurrent run never reads half an entry.
   std::string finalPath = entryPath(key);
   std::string tmpPath = finalPath + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());

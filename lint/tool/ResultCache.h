@@ -34,6 +34,7 @@ class ResultCache {
   struct Entry {
     std::vector<clang::tidy::ClangTidyError> errors;
     std::vector<ExportedCall> calls;
+    bool namesCuda = true;
   };
   // The cached diagnostics and call graph for this job, or nullopt on a miss.
   std::optional<Entry> lookup(const LintJob& job, const CommandLineOverrides& overrides);

@@ -89,20 +89,28 @@ void moveOutOfPreamble(std::vector<clang::tidy::ClangTidyError>& errors, const s
   }
 }
 
-// Records the unit's call graph for the project-wide context.
+// What the project-wide context needs of a unit besides its findings.
+struct UnitSummary {
+  std::vector<ExportedCall> calls;
+  bool namesCuda = true;
+};
+
+// Records what the project-wide context needs of the unit: its call graph
+// and whether it names a CUDA device.
 class CallGraphExport : public clang::ASTConsumer {
  public:
-  explicit CallGraphExport(std::vector<ExportedCall>& out) : out_(out) {}
+  explicit CallGraphExport(UnitSummary& out) : out_(out) {}
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
 #ifdef NOSYNC_HAVE_CHECKS
-    out_ = clang::tidy::nosync::exportCallEdges(ctx);
+    out_.calls = clang::tidy::nosync::exportCallEdges(ctx);
+    out_.namesCuda = clang::tidy::nosync::namesCudaDevice(ctx);
 #else
     (void)ctx;
 #endif
   }
 
  private:
-  std::vector<ExportedCall>& out_;
+  UnitSummary& out_;
 };
 
 // clang-tidy's own ASTConsumer, behind UserCodeScope, on a preprocessor that
@@ -110,8 +118,8 @@ class CallGraphExport : public clang::ASTConsumer {
 class ScopedTidyAction : public clang::ASTFrontendAction {
  public:
   ScopedTidyAction(clang::tidy::ClangTidyASTConsumerFactory& factory, std::string excluded,
-                   std::vector<ExportedCall>& calls)
-      : factory_(factory), excluded_(std::move(excluded)), calls_(calls) {}
+                   UnitSummary& summary)
+      : factory_(factory), excluded_(std::move(excluded)), summary_(summary) {}
 
   bool BeginSourceFileAction(clang::CompilerInstance& compiler) override {
     clang::Preprocessor& pp = compiler.getPreprocessor();
@@ -128,14 +136,14 @@ class ScopedTidyAction : public clang::ASTFrontendAction {
     // scope is set before the matchers run.
     consumers.push_back(std::make_unique<UserCodeScope>(excluded_));
     consumers.push_back(factory_.createASTConsumer(compiler, file));
-    consumers.push_back(std::make_unique<CallGraphExport>(calls_));
+    consumers.push_back(std::make_unique<CallGraphExport>(summary_));
     return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
   }
 
  private:
   clang::tidy::ClangTidyASTConsumerFactory& factory_;
   std::string excluded_;
-  std::vector<ExportedCall>& calls_;
+  UnitSummary& summary_;
 };
 
 // Where a translation unit may take its leading block from a preamble, and
@@ -153,11 +161,11 @@ class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
  public:
   ScopedTidyActionFactory(clang::tidy::ClangTidyContext& context,
                           llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> fs, std::string excluded,
-                          std::vector<ExportedCall>& calls, PreambleRequest& preamble)
-      : factory_(context, std::move(fs)), excluded_(std::move(excluded)), calls_(calls), preamble_(preamble) {}
+                          UnitSummary& summary, PreambleRequest& preamble)
+      : factory_(context, std::move(fs)), excluded_(std::move(excluded)), summary_(summary), preamble_(preamble) {}
 
   std::unique_ptr<clang::FrontendAction> create() override {
-    return std::make_unique<ScopedTidyAction>(factory_, excluded_, calls_);
+    return std::make_unique<ScopedTidyAction>(factory_, excluded_, summary_);
   }
 
   bool runInvocation(std::shared_ptr<clang::CompilerInvocation> invocation, clang::FileManager* files,
@@ -185,7 +193,7 @@ class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
 
   clang::tidy::ClangTidyASTConsumerFactory factory_;
   std::string excluded_;
-  std::vector<ExportedCall>& calls_;
+  UnitSummary& summary_;
   PreambleRequest& preamble_;
 };
 
@@ -195,7 +203,7 @@ class ScopedTidyActionFactory : public clang::tooling::FrontendActionFactory {
 std::vector<clang::tidy::ClangTidyError> runTidy(const std::string& absFile,
                                                  const clang::tooling::CompilationDatabase& db,
                                                  const LintConfig& config, const CommandLineOverrides& overrides,
-                                                 std::vector<ExportedCall>& calls, PreambleRequest& preamble) {
+                                                 UnitSummary& summary, PreambleRequest& preamble) {
   clang::tidy::ClangTidyContext context(std::make_unique<NosyncOptionsProvider>(config, overrides));
   // A physical file system has its own working directory: ClangTool changes it
   // to each compile command's directory, which must not move the process's
@@ -217,7 +225,7 @@ std::vector<clang::tidy::ClangTidyError> runTidy(const std::string& absFile,
   preamble.reported = [checks](llvm::StringRef flag) {
     return checks->contains("clang-diagnostic-" + flag.str());
   };
-  ScopedTidyActionFactory factory(context, fs, excluded, calls, preamble);
+  ScopedTidyActionFactory factory(context, fs, excluded, summary, preamble);
   int rc = tool.run(&factory);
   std::vector<clang::tidy::ClangTidyError> errors = diagConsumer.take();
   bool sawError = llvm::any_of(errors, [](const auto& e) { return isCompilerError(e); });
@@ -243,7 +251,10 @@ TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::C
   r.overrides = overrides;
   PreambleRequest preamble;
   preamble.cache = preambles;
-  r.errors = runTidy(absFile, db, config, overrides, r.calls, preamble);
+  UnitSummary summary;
+  r.errors = runTidy(absFile, db, config, overrides, summary, preamble);
+  r.calls = std::move(summary.calls);
+  r.namesCuda = summary.namesCuda;
   if (preamble.used) {
     moveOutOfPreamble(r.errors, preamble.used->header, absFile);
     r.preamble = preamble.used->builtNow ? TuResult::Preamble::Built : TuResult::Preamble::Reused;
@@ -259,8 +270,8 @@ void buildPreamble(const std::string& absFile, const clang::tooling::Compilation
   PreambleRequest preamble;
   preamble.cache = &preambles;
   preamble.only = true;
-  std::vector<ExportedCall> calls;
-  runTidy(absFile, db, config, overrides, calls, preamble);
+  UnitSummary summary;
+  runTidy(absFile, db, config, overrides, summary, preamble);
 }
 
 std::vector<std::string> enabledChecks(const LintConfig& config, llvm::StringRef absFile,

@@ -31,6 +31,9 @@ struct TuResult {
   // Its call graph, for the project-wide context (ProjectContext.h); empty
   // when nosync-lint was built without the checks.
   std::vector<ExportedCall> calls;
+  // Whether its user code names a CUDA device (true when unknown: built
+  // without the checks); no unit of a run doing so makes it a CPU program.
+  bool namesCuda = true;
   bool fromCache = false;
   double seconds = 0;
   // How the leading include block was parsed: from a preamble (built in this

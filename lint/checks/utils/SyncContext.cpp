@@ -197,6 +197,19 @@ public:
     MentionsCuda |= S->getCharByteWidth() == 1 && S->getString().contains_insensitive("cuda");
     return !MentionsCuda;
   }
+  // torch::Device(config.device), Device(argv[1]): chosen at run time, so it
+  // may be CUDA though no literal says so.
+  bool VisitCXXConstructExpr(CXXConstructExpr *C) {
+    if (C->getNumArgs() == 0 || qualifiedTagName(C->getType()) != "c10::Device")
+      return true;
+    const Expr *Arg = C->getArg(0)->IgnoreParenImpCasts();
+    if (const auto *Inner = dyn_cast<CXXConstructExpr>(Arg); Inner && Inner->getNumArgs() == 1)
+      Arg = Inner->getArg(0)->IgnoreParenImpCasts();
+    QualType T = Arg->getType().getNonReferenceType();
+    bool Textual = T->isPointerType() || llvm::StringRef(qualifiedTagName(T)).contains("string");
+    MentionsCuda |= Textual && !isa<StringLiteral>(Arg);
+    return !MentionsCuda;
+  }
   bool VisitCallExpr(CallExpr *Call) {
     const FunctionDecl *F = Call->getDirectCallee();
     if (!F || !F->getDeclName().isIdentifier())
@@ -418,6 +431,12 @@ void SyncContextAnalyzer::buildCallGraph(ASTContext &Ctx) {
   CalledOnceFunctions = std::move(Heat.CalledOnce);
   DecidedBy = std::move(Heat.DecidedBy);
   BuiltFor = &Ctx;
+}
+
+bool namesCudaDevice(ASTContext &Ctx) {
+  CudaMentionFinder Finder(Ctx);
+  Finder.TraverseDecl(Ctx.getTranslationUnitDecl());
+  return Finder.MentionsCuda;
 }
 
 bool SyncContextAnalyzer::isCpuOnlyProgram(ASTContext &Ctx) {

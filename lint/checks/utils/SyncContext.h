@@ -105,4 +105,9 @@ std::string siteText(SourceLocation Loc, const SourceManager &SM);
 /// siteText: what nosync-lint joins across translation units.
 std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx);
 
+/// Whether the unit's user code names a CUDA device anywhere: kCUDA, a
+/// "cuda" string, .cuda(), a CUDA API, or a Device chosen from a string at
+/// run time. A run in which no unit does is a CPU program (ProjectContext).
+bool namesCudaDevice(ASTContext &Ctx);
+
 }  // namespace clang::tidy::nosync
