@@ -34,7 +34,7 @@ const FunctionDecl *normalize(const FunctionDecl *F) {
 
 using Edge = CallEdge<const FunctionDecl *, SourceLocation>;
 
-bool containsRemainder(const Stmt *S);
+bool containsRemainder(const Stmt *S, int Depth = 0);
 bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx);
 bool isOneOffFunction(const FunctionDecl *F);
 
@@ -235,14 +235,20 @@ bool isIteratedPart(const Stmt *Loop, const Stmt *Child) {
   return isa<WhileStmt, DoStmt>(Loop);
 }
 
-bool containsRemainder(const Stmt *S) {
+bool containsRemainder(const Stmt *S, int Depth) {
   if (!S)
     return false;
   if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->getOpcode() == BO_Rem)
     return true;
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S); Op && Op->getOperator() == OO_Percent)
     return true;
-  return llvm::any_of(S->children(), containsRemainder);
+  // if (is_refining(iter)): a predicate of the unit whose body tests a
+  // remainder (`iter % refine_every == 0`) throttles like the test itself.
+  if (const auto *Call = dyn_cast<CallExpr>(S); Call && Depth < 2)
+    if (const FunctionDecl *F = Call->getDirectCallee(); F && F->getReturnType()->isBooleanType())
+      if (const FunctionDecl *Def = F->getDefinition(); Def && containsRemainder(Def->getBody(), Depth + 1))
+        return true;
+  return llvm::any_of(S->children(), [Depth](const Stmt *C) { return containsRemainder(C, Depth); });
 }
 
 bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx) {

@@ -27,6 +27,17 @@ float read_back(const torch::Tensor& t) {
   // CHECK-MESSAGES: :[[@LINE-1]]:18: remark: 'item()' in code called only from throttled, test or one-off code: {{.*}} [nosync-item]
 }
 
+// A predicate that tests a remainder throttles like the test itself; one
+// that does not is no throttle.
+bool is_refining(int step) { return step > 10 && step % 100 == 0; }
+bool warmed_up(int step) { return step > 10; }
+
+// Called only under `if (is_refining(step))`.
+float refine(const torch::Tensor& x) {
+  return x.abs().sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:24: remark: 'item()' in code called only from throttled, test or one-off code: {{.*}} [nosync-item]
+}
+
 // Called once, straight-line, from main(): its straight-line code runs once,
 // its loop is still a loop.
 void train(torch::nn::Linear& model, const torch::Tensor& x) {
@@ -37,6 +48,15 @@ void train(torch::nn::Linear& model, const torch::Tensor& x) {
     if (step % 50 == 0) {
       float eval = estimate_loss(model, x);
       (void)eval;
+    }
+    if (is_refining(step)) {
+      float refined = refine(x);
+      (void)refined;
+    }
+    if (warmed_up(step)) {
+      float again = loss.item<float>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:26: warning: 'item()' inside a loop: {{.*}} [nosync-item]
+      (void)again;
     }
     (void)value;
   }
