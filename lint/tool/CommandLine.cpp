@@ -15,8 +15,9 @@ compile_commands.json in the directory given by -p; else the first
 compile_commands.json found in each file's directory or a parent of it, or in
 a build/ or build/*/ directory beside them; else the CompileFlags of the
 nearest .nosync.yaml. Headers (.h, .hpp, .cuh, ...) are C++ however the flags
-arrive. An #include that cannot be found is reported as an error and skipped:
-the rest of the file is still linted.
+arrive, and a -std older than C++17 is raised to it (LibTorch 2.x needs C++17;
+said once on stderr). An #include that cannot be found is reported as an error
+and skipped: the rest of the file is still linted.
 
 A changed file is linted without parsing its leading block of #includes
 again: that block (torch/torch.h, ...) is compiled once into a preamble, kept
@@ -30,8 +31,10 @@ when a header it pulled in changes, or a day later.
 
 The files of one run are one project: a function called from a loop in any
 of them is hot code, one called only once from main() or from setup/test code
-is not, whichever file holds it. In JSON and SARIF output every finding has a
-`context`: what decided its severity (the loop, the caller, the throttle).
+is not, whichever file holds it; when none of them names a CUDA device, the
+run is a CPU program and its findings are notes. In JSON and SARIF output
+every finding has a `context`: what decided its severity (the loop, the
+caller, the throttle).
 
 options:
   -p <dir>               build directory holding compile_commands.json
