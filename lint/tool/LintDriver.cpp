@@ -56,6 +56,7 @@ TuResult reuseOrLint(const LintJob& job, const CommandLineOverrides& overrides, 
   r.errors = std::move(cached->errors);
   r.calls = std::move(cached->calls);
   r.namesCuda = cached->namesCuda;
+  r.hasMain = cached->hasMain;
   r.fromCache = true;
   return r;
 }

@@ -93,9 +93,11 @@ unsigned applyProjectContext(std::vector<TuResult>& results) {
         edges.push_back(e);
     }
   auto heat = clang::tidy::nosync::classifyCallers(edges);
-  // No unit of the run names a CUDA device: a CPU program, whichever unit
-  // holds main() (a unit alone decides so only when it holds main()).
-  bool cpuProgram = llvm::none_of(results, [](const TuResult& tu) { return tu.namesCuda; });
+  // The run holds the program (a main()) and no unit of it names a CUDA
+  // device: a CPU program, whichever unit holds main(). Library files alone
+  // (a hook's changed files) say nothing about where their tensors live.
+  bool cpuProgram = llvm::any_of(results, [](const TuResult& tu) { return tu.hasMain; }) &&
+                    llvm::none_of(results, [](const TuResult& tu) { return tu.namesCuda; });
 
   unsigned changed = 0;
   for (TuResult& tu : results) {

@@ -4,10 +4,9 @@
 // another has none there. Joining every unit's call graph (TuResult::calls),
 // a helper called from a loop anywhere is hot, and a printing helper that
 // main() calls once after training is one-off, whichever file holds it.
-// A run in which no unit names a CUDA device (TuResult::namesCuda) is a CPU
-// program: its findings are low, whichever unit holds main(). Linting only
-// some files of a GPU project whose device is chosen elsewhere would lower
-// them too; such a run should include the file that picks the device.
+// A run that holds main() and in which no unit names a CUDA device
+// (TuResult::namesCuda) is a CPU program: its findings are low, whichever unit
+// holds main(). Library files linted without main() stay as they are.
 #pragma once
 
 #include "TranslationUnit.h"

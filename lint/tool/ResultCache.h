@@ -35,6 +35,7 @@ class ResultCache {
     std::vector<clang::tidy::ClangTidyError> errors;
     std::vector<ExportedCall> calls;
     bool namesCuda = true;
+    bool hasMain = false;
   };
   // The cached diagnostics and call graph for this job, or nullopt on a miss.
   std::optional<Entry> lookup(const LintJob& job, const CommandLineOverrides& overrides);

@@ -93,10 +93,11 @@ void moveOutOfPreamble(std::vector<clang::tidy::ClangTidyError>& errors, const s
 struct UnitSummary {
   std::vector<ExportedCall> calls;
   bool namesCuda = true;
+  bool hasMain = false;
 };
 
-// Records what the project-wide context needs of the unit: its call graph
-// and whether it names a CUDA device.
+// Records what the project-wide context needs of the unit: its call graph,
+// whether it names a CUDA device and whether it holds main().
 class CallGraphExport : public clang::ASTConsumer {
  public:
   explicit CallGraphExport(UnitSummary& out) : out_(out) {}
@@ -104,6 +105,7 @@ class CallGraphExport : public clang::ASTConsumer {
 #ifdef NOSYNC_HAVE_CHECKS
     out_.calls = clang::tidy::nosync::exportCallEdges(ctx);
     out_.namesCuda = clang::tidy::nosync::namesCudaDevice(ctx);
+    out_.hasMain = clang::tidy::nosync::definesMain(ctx);
 #else
     (void)ctx;
 #endif
@@ -255,6 +257,7 @@ TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::C
   r.errors = runTidy(absFile, db, config, overrides, summary, preamble);
   r.calls = std::move(summary.calls);
   r.namesCuda = summary.namesCuda;
+  r.hasMain = summary.hasMain;
   if (preamble.used) {
     moveOutOfPreamble(r.errors, preamble.used->header, absFile);
     r.preamble = preamble.used->builtNow ? TuResult::Preamble::Built : TuResult::Preamble::Reused;

@@ -32,8 +32,10 @@ struct TuResult {
   // when nosync-lint was built without the checks.
   std::vector<ExportedCall> calls;
   // Whether its user code names a CUDA device (true when unknown: built
-  // without the checks); no unit of a run doing so makes it a CPU program.
+  // without the checks) and whether it defines main(): a run that holds
+  // main() and no unit of which names CUDA is a CPU program.
   bool namesCuda = true;
+  bool hasMain = false;
   bool fromCache = false;
   double seconds = 0;
   // How the leading include block was parsed: from a preamble (built in this

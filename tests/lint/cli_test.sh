@@ -97,6 +97,8 @@ if [[ -n "$TORCH_INC" ]]; then
     "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}"
   expect context-project-cpu 0 "helpers.cpp:10:[0-9]+: remark: 'clip_grad_norm_\(\)' in a program that never uses CUDA" -- \
     "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/train_cpu.cpp" -- -std=c++17 "${inc[@]}"
+  expect context-project-library-not-cpu 1 "helpers.cpp:10:[0-9]+: warning: 'clip_grad_norm_\(\)' in 'clip', which is called from a loop" -- \
+    "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/lib_cpu.cpp" -- -std=c++17 "${inc[@]}"
   "$LINT" --no-cache --format=json --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}" \
     >"$tmp/pc.json" 2>/dev/null
   json_assert context-json "$tmp/pc.json" \

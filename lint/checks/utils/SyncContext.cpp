@@ -445,6 +445,13 @@ bool namesCudaDevice(ASTContext &Ctx) {
   return Finder.MentionsCuda;
 }
 
+bool definesMain(ASTContext &Ctx) {
+  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls())
+    if (const auto *F = dyn_cast<FunctionDecl>(D); F && F->isMain() && F->doesThisDeclarationHaveABody())
+      return true;
+  return false;
+}
+
 bool SyncContextAnalyzer::isCpuOnlyProgram(ASTContext &Ctx) {
   if (CpuOnlyFor != &Ctx) {
     CudaMentionFinder Finder(Ctx);

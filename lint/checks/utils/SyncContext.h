@@ -107,7 +107,11 @@ std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx)
 
 /// Whether the unit's user code names a CUDA device anywhere: kCUDA, a
 /// "cuda" string, .cuda(), a CUDA API, or a Device chosen from a string at
-/// run time. A run in which no unit does is a CPU program (ProjectContext).
+/// run time. A run that holds main() and in which no unit does is a CPU
+/// program (ProjectContext).
 bool namesCudaDevice(ASTContext &Ctx);
+
+/// Whether the unit defines main().
+bool definesMain(ASTContext &Ctx);
 
 }  // namespace clang::tidy::nosync
