@@ -73,7 +73,8 @@ std::optional<FixItHint> createOnDeviceFix(const CXXMemberCallExpr *To, const Ca
       Replacement = FactoryText.drop_back().str() + ", " + Device.str() + ")";
     } else {
       StringRef OptionsText = sourceText(Options, Ctx);
-      if (OptionsText.empty())
+      // `.device(x)` takes a Device, not another tensor's options.
+      if (OptionsText.empty() || !isDeviceTyped(DeviceArg))
         return std::nullopt;
       std::string NewOptions = "at::TensorOptions(" + OptionsText.str() + ").device(" + Device.str() + ")";
       CharSourceRange OptRange = CharSourceRange::getTokenRange(Options->getSourceRange());
@@ -94,7 +95,8 @@ std::optional<FixItHint> createOnDeviceFix(const CXXMemberCallExpr *To, const Ca
 // device), without the pageable copy's host block. Only a plain
 // `.to(device)` whose device is already known before the loop.
 std::vector<FixItHint> stagerFix(const CXXMemberCallExpr *To, const Expr *DeviceArg, ASTContext &Ctx) {
-  if (tensorMethodName(To) != "to" || To->getNumArgs() == 0)
+  // A stager takes a Device; `.to(options)` may change the dtype too.
+  if (tensorMethodName(To) != "to" || To->getNumArgs() == 0 || !isDeviceTyped(DeviceArg))
     return {};
   for (unsigned I = 1; I < To->getNumArgs(); ++I)
     if (!isa<CXXDefaultArgExpr>(To->getArg(I)))
@@ -144,9 +146,10 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
       return;  // dtype conversion or to(other)
     DeviceKind Target = classifyDevice(DeviceArg, Ctx);
     // A device we cannot see is, in training code, the GPU (`device` picked
-    // from torch::cuda::is_available()); options without a device are not.
+    // from torch::cuda::is_available()); options without a device are not,
+    // but a tensor's options carry its device.
     if (Target == DeviceKind::Cpu || Target == DeviceKind::NoDevice ||
-        (Target == DeviceKind::Unknown && !isDeviceTyped(DeviceArg)))
+        (Target == DeviceKind::Unknown && !isDeviceTyped(DeviceArg) && !isOptionsOfTensor(DeviceArg)))
       return;
   }
   const Expr *Source = receiverOf(Call);
@@ -159,7 +162,8 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
     return;
   // x.to(other.device()) aligns x with a tensor it is combined with, usually
   // already on that device: only a tensor known to be on the CPU is uploaded.
-  if (DeviceArg && From != DeviceKind::Cpu && tensorMethodName(stripImplicit(DeviceArg)) == "device")
+  if (DeviceArg && From != DeviceKind::Cpu &&
+      (tensorMethodName(stripImplicit(DeviceArg)) == "device" || isOptionsOfTensor(DeviceArg)))
     return;
   NonBlocking Async = nonBlockingArg(Call, Ctx);
   if (isPinned(Source, Ctx) && Async != NonBlocking::No)

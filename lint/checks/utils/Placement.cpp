@@ -97,6 +97,24 @@ bool isLocallyReassigned(const VarDecl *V, ASTContext &Ctx) {
   return !match(stmt(hasDescendant(stmt(anyOf(Assign, Moved)))), *Fn->getBody(), Ctx).empty();
 }
 
+DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple);
+
+// `t.options()`, also through a local initialized with it: options that carry
+// `t`'s device. Returns `t`.
+const Expr *optionsOfTensor(const Expr *E, int Depth = 0) {
+  E = stripImplicit(E);
+  if (!E || Depth > 4)
+    return nullptr;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    return V && V->getInit() && !isa<ParmVarDecl>(V) ? optionsOfTensor(V->getInit(), Depth + 1) : nullptr;
+  }
+  if (const auto *C = dyn_cast<CXXConstructExpr>(E); C && C->getNumArgs() == 1)
+    return optionsOfTensor(C->getArg(0), Depth + 1);
+  const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+  return MC && tensorMethodName(MC) == "options" ? receiverOf(MC) : nullptr;
+}
+
 DeviceKind classifyDeviceImpl(const Expr *E, ASTContext &Ctx, int Depth) {
   E = stripImplicit(E);
   if (!E || Depth > 8)
@@ -148,7 +166,10 @@ DeviceKind classifyDeviceImpl(const Expr *E, ASTContext &Ctx, int Depth) {
         return classifyDeviceImpl(MC->getArg(0), Ctx, Depth + 1);
       return classifyDeviceImpl(MC->getImplicitObjectArgument(), Ctx, Depth + 1);
     }
-    // tensor.device(), tensor.options(): runtime facts.
+    // tensor.options(): where the tensor is, when the source says.
+    if (const Expr *Of = optionsOfTensor(MC))
+      return placementImpl(Of, Ctx, Depth + 1, false);
+    // tensor.device(): a runtime fact.
     return DeviceKind::Unknown;
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
@@ -413,6 +434,8 @@ bool isDeviceTyped(const Expr *E) {
 DeviceKind classifyDevice(const Expr *E, ASTContext &Ctx) {
   return classifyDeviceImpl(E, Ctx, 0);
 }
+
+bool isOptionsOfTensor(const Expr *E) { return optionsOfTensor(E) != nullptr; }
 
 const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall) {
   const CXXMethodDecl *M = ToCall->getMethodDecl();

@@ -23,6 +23,10 @@ DeviceKind classifyDevice(const Expr *E, ASTContext &Ctx);
 /// c10::DeviceType, i.e. it certainly names a device even if not which one.
 bool isDeviceTyped(const Expr *E);
 
+/// True for `t.options()`, also through a local initialized with it: options
+/// that carry `t`'s device (`x.to(t.options())` goes where `t` is).
+bool isOptionsOfTensor(const Expr *E);
+
 /// For a call of Tensor::to(...): the device it targets, or nullptr when the
 /// overload only changes dtype (`.to(torch::kF32)`) or copies another
 /// tensor's placement (`.to(other)`).

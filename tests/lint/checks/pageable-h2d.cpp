@@ -43,7 +43,13 @@ void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& 
     auto target = torch::ones_like(out).to(device);
     auto host_twin = torch::zeros_like(host).to(device);
     // CHECK-MESSAGES: :[[@LINE-1]]:46: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
-    (void)half, (void)back, (void)again, (void)out, (void)target, (void)host_twin;
+    // A tensor's options carry its device: to(options) of a host tensor is an
+    // upload; of a tensor whose place is unknown, an alignment (as to(t.device())).
+    auto gpu_options = on_gpu.options();
+    auto host_up = host.to(gpu_options);
+    // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
+    auto aligned = out.to(gpu_options);
+    (void)half, (void)back, (void)again, (void)out, (void)target, (void)host_twin, (void)host_up, (void)aligned;
   }
 }
 
