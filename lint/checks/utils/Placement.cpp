@@ -50,9 +50,9 @@ DeviceKind fromDeviceTypeValue(const Expr *E, const ASTContext &Ctx) {
 }
 
 DeviceKind fromDeviceString(llvm::StringRef S) {
-  if (S.starts_with("cpu"))
+  if (S.starts_with_insensitive("cpu"))
     return DeviceKind::Cpu;
-  if (S.starts_with("cuda"))
+  if (S.starts_with_insensitive("cuda"))
     return DeviceKind::Cuda;
   return DeviceKind::Unknown;
 }
@@ -326,6 +326,63 @@ DeviceKind parameterPlacement(const ParmVarDecl *Param, ASTContext &Ctx, int Dep
   return K;
 }
 
+// A function of the main file that returns a tensor is where every one of
+// its return values is (`createWindow` building a kernel on the CPU).
+DeviceKind returnPlacement(const FunctionDecl *F, ASTContext &Ctx, int Depth) {
+  const FunctionDecl *Def = F ? F->getDefinition() : nullptr;
+  if (!Def || !Def->getBody() || !Ctx.getSourceManager().isInMainFile(Def->getLocation()))
+    return DeviceKind::Unknown;
+  auto [It, Inserted] = declPlacementCache().try_emplace(Def, DeviceKind::Unknown);
+  if (!Inserted)
+    return It->second;
+  std::vector<const Expr *> Values;
+  for (const BoundNodes &N : match(stmt(forEachDescendant(returnStmt(hasReturnValue(expr().bind("value"))))),
+                                   *Def->getBody(), Ctx))
+    Values.push_back(N.getNodeAs<Expr>("value"));
+  DeviceKind K = agreedPlacement(Values, Ctx, Depth);
+  declPlacementCache()[Def] = K;
+  return K;
+}
+
+// Whether every loop around `Use` also holds `V`'s declaration: then each
+// time `Use` runs, `V` was initialized on the way there.
+bool loopsAlsoHoldDecl(const Expr *Use, const VarDecl *V, ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  DynTypedNode Child = DynTypedNode::create(*Use);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Child);
+    if (Parents.empty() || Parents[0].get<FunctionDecl>() || Parents[0].get<LambdaExpr>())
+      return true;
+    if (const auto *Loop = Parents[0].get<Stmt>(); Loop && isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(Loop))
+      if (!SM.isBeforeInTranslationUnit(Loop->getBeginLoc(), V->getLocation()) ||
+          !SM.isBeforeInTranslationUnit(V->getLocation(), Loop->getEndLoc()))
+        return false;
+    Child = Parents[0];
+  }
+}
+
+// `w = w.to(dev)`: the `w` read there still holds its initializer's value
+// when no assignment to `w` comes before it, in source order and around the
+// loops it is in.
+bool readBeforeReassignment(const DeclRefExpr *Use, const VarDecl *V, ASTContext &Ctx) {
+  const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
+  if (!Fn || !Fn->hasBody())
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
+  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref)).bind("assign");
+  auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref)).bind("assign");
+  for (const BoundNodes &N : match(stmt(forEachDescendant(stmt(anyOf(Assign, Moved)))), *Fn->getBody(), Ctx)) {
+    const auto *A = N.getNodeAs<CallExpr>("assign");
+    // The assignment that holds the read completes after it.
+    bool Holds = !SM.isBeforeInTranslationUnit(Use->getBeginLoc(), A->getBeginLoc()) &&
+                 !SM.isBeforeInTranslationUnit(A->getEndLoc(), Use->getBeginLoc());
+    if (!Holds && !SM.isBeforeInTranslationUnit(Use->getBeginLoc(), A->getBeginLoc()))
+      return false;
+  }
+  return loopsAlsoHoldDecl(Use, V, Ctx);
+}
+
 DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple) {
   E = stripImplicit(E);
   if (!E || Depth > 12)
@@ -362,6 +419,8 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     const FunctionDecl *F = Call->getDirectCallee();
+    if (F && !isTorchFunction(F) && !isa<CXXMethodDecl>(F) && isTensorType(Call->getType()))
+      return returnPlacement(F, Ctx, Depth);
     if (!isTorchFunction(F) || !(isTensorType(Call->getType()) || AllowTuple))
       return DeviceKind::Unknown;
     if (isPlacingFactory(F->getName()))
@@ -390,7 +449,7 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
     if (!V || !V->hasLocalStorage() || !V->getInit())
       return DeviceKind::Unknown;
     DeviceKind K = placementImpl(V->getInit(), Ctx, Depth + 1);
-    if (K == DeviceKind::Unknown || isLocallyReassigned(V, Ctx))
+    if (K == DeviceKind::Unknown || (isLocallyReassigned(V, Ctx) && !readBeforeReassignment(DRE, V, Ctx)))
       return DeviceKind::Unknown;
     return K;
   }

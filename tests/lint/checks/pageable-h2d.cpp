@@ -72,6 +72,23 @@ void train_picked(torch::nn::Linear& model, const std::vector<torch::Tensor>& ba
   }
 }
 
+// Helpers of the file are placed by what they return: make_window builds its
+// tensor on the CPU; where model_output's result lives the file does not say.
+torch::Tensor make_window(int n) { return torch::ones({n, n}) / (n * n); }
+torch::Tensor model_output(torch::nn::Linear& model, const torch::Tensor& x) { return model->forward(x); }
+
+void blur(torch::nn::Linear& model, const torch::Tensor& img, const torch::Tensor& x) {
+  for (int step = 0; step < 10; ++step) {
+    torch::Tensor window = make_window(3);
+    // The `window` read here still holds make_window's CPU tensor.
+    window = window.to(img.device());
+    // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
+    torch::Tensor out = model_output(model, x);
+    out = out.to(img.device());
+    (void)window, (void)out;
+  }
+}
+
 int main() {
   torch::Device device(torch::kCUDA);
   torch::nn::Linear model(3, 1);
