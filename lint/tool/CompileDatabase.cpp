@@ -48,7 +48,7 @@ clang::tooling::ArgumentsAdjuster headersAreCxx() {
 // specifications) then shows as a compiler error at its line.
 clang::tooling::ArgumentsAdjuster atLeastCxx17() {
   return [](const clang::tooling::CommandLineArguments& args, llvm::StringRef file) {
-    static const llvm::Regex old("^(-std=|--std=|-std:)(c|gnu)[+][+](98|03|0x|11|1y|14)$");
+    const llvm::Regex old("^(-std=|--std=|-std:)(c|gnu)[+][+](98|03|0x|11|1y|14)$");
     clang::tooling::CommandLineArguments out(args);
     for (std::string& a : out) {
       llvm::SmallVector<llvm::StringRef, 4> m;

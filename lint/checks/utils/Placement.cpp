@@ -245,10 +245,11 @@ DeviceKind agreedPlacement(const std::vector<const Expr *> &Values, ASTContext &
   return Agreed.value_or(DeviceKind::Unknown);
 }
 
-// Placements of members and parameters take a search of the translation
-// unit; they are kept until its end (clearPlacementCache).
+// Placements of members, parameters and functions' results take a search of
+// the translation unit; they are kept until its end (clearPlacementCache).
+// One per thread: nosync-lint lints several units at once, one per thread.
 llvm::DenseMap<const Decl *, DeviceKind> &declPlacementCache() {
-  static llvm::DenseMap<const Decl *, DeviceKind> Cache;
+  thread_local llvm::DenseMap<const Decl *, DeviceKind> Cache;
   return Cache;
 }
 
