@@ -52,9 +52,16 @@ void PreambleReplay::replay(clang::FileID mainFile) {
     clang::SourceLocation nameBegin = start.getLocWithOffset(after + open);
     clang::CharSourceRange nameRange =
         clang::CharSourceRange::getCharRange(nameBegin, nameBegin.getLocWithOffset(end - open + 1));
-    if (callbacks)
-      callbacks->InclusionDirective(hash, includeTok, name, close == '>', nameRange, std::nullopt, "", "", nullptr,
-                                    false, clang::SrcMgr::C_User);
+    // Resolved as the directive would be (the main file is the current
+    // lexer): callbacks such as the dependency-file writer need the file,
+    // and take an unresolved one for a missing header.
+    clang::ConstSearchDirIterator curDir = nullptr;
+    clang::OptionalFileEntryRef file =
+        pp_.LookupFile(nameBegin, name, close == '>', nullptr, nullptr, &curDir, nullptr, nullptr, nullptr, nullptr,
+                       nullptr);
+    if (callbacks && file)
+      callbacks->InclusionDirective(hash, includeTok, name, close == '>', nameRange, file, "", "", nullptr, false,
+                                    clang::SrcMgr::C_User);
   }
 }
 

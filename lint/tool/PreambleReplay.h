@@ -17,7 +17,8 @@ class PreambleReplay : public clang::PPCallbacks {
   // `bytes`: the length of the block the lexer skips (PrecompiledPreambleBytes).
   PreambleReplay(clang::Preprocessor& pp, unsigned bytes) : pp_(pp), bytes_(bytes) {}
 
-  // On entering the main file: every directive of the block, once, in order.
+  // On entering the main file: every #include / #import of the block, once,
+  // in order.
   void FileChanged(clang::SourceLocation loc, FileChangeReason reason, clang::SrcMgr::CharacteristicKind,
                    clang::FileID) override;
 

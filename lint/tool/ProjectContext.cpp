@@ -110,7 +110,9 @@ unsigned applyProjectContext(std::vector<TuResult>& results) {
         continue;
       }
       llvm::StringRef fn = f->fn;
-      f->local.CpuOnlyProgram |= cpuProgram;
+      // The run decides: a unit with main() and no CUDA of its own is no CPU
+      // program when another unit of the run names CUDA.
+      f->local.CpuOnlyProgram = cpuProgram;
       ContextKind now = clang::tidy::nosync::decideContext(f->local, heat.Hot.contains(fn),
                                                            heat.RarelyCalled.contains(fn), heat.CalledOnce.contains(fn));
       if (now == f->kind) {

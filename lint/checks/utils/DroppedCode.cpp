@@ -255,6 +255,9 @@ std::optional<TextOp> opOfTextCall(const TextCall &Call) {
       if (Named)
         return TextOp{&E, E.rule};
     } else if (E.form == OpForm::Copy && Call.Member && ::nosync::rules::has_word(E.methods, Call.Name)) {
+      // ones_like(t).cuda(): made where `t` is (see `.to` below).
+      if (E.op == Op::Cuda && StringRef(Call.ReceiverCall).ends_with("_like"))
+        return std::nullopt;
       if (E.op == Op::Cpu || E.op == Op::Cuda)
         return TextOp{&E, E.rule};
       if (E.op == Op::To) {

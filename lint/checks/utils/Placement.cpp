@@ -190,7 +190,7 @@ DeviceKind classifyDeviceImpl(const Expr *E, ASTContext &Ctx, int Depth) {
 // default to the CPU when none is given.
 bool isPlacingFactory(llvm::StringRef Name) { return inGroup(OpGroup::PlacingFactory, Name); }
 
-DeviceKind factoryPlacement(const CallExpr *Call, ASTContext &Ctx) {
+DeviceKind factoryPlacement(const CallExpr *Call, ASTContext &Ctx, int Depth) {
   const FunctionDecl *F = Call->getDirectCallee();
   unsigned N = std::min(Call->getNumArgs(), F->getNumParams());
   for (unsigned I = 0; I < N; ++I) {
@@ -199,7 +199,7 @@ DeviceKind factoryPlacement(const CallExpr *Call, ASTContext &Ctx) {
     const Expr *Arg = Call->getArg(I);
     if (isa<CXXDefaultArgExpr>(Arg))
       return DeviceKind::Cpu;  // default options: the CPU
-    DeviceKind K = classifyDeviceImpl(Arg, Ctx, 0);
+    DeviceKind K = classifyDeviceImpl(Arg, Ctx, Depth + 1);
     return K == DeviceKind::NoDevice ? DeviceKind::Cpu : K;
   }
   return DeviceKind::Cpu;  // no options parameter at all: the CPU
@@ -337,8 +337,8 @@ DeviceKind returnPlacement(const FunctionDecl *F, ASTContext &Ctx, int Depth) {
   if (!Inserted)
     return It->second;
   std::vector<const Expr *> Values;
-  for (const BoundNodes &N : match(stmt(forEachDescendant(returnStmt(hasReturnValue(expr().bind("value"))))),
-                                   *Def->getBody(), Ctx))
+  auto Return = returnStmt(hasReturnValue(expr().bind("value")), forFunction(equalsNode(Def)));  // not a lambda's
+  for (const BoundNodes &N : match(stmt(forEachDescendant(Return)), *Def->getBody(), Ctx))
     Values.push_back(N.getNodeAs<Expr>("value"));
   DeviceKind K = agreedPlacement(Values, Ctx, Depth);
   declPlacementCache()[Def] = K;
@@ -354,10 +354,13 @@ bool loopsAlsoHoldDecl(const Expr *Use, const VarDecl *V, ASTContext &Ctx) {
     DynTypedNodeList Parents = Ctx.getParents(Child);
     if (Parents.empty() || Parents[0].get<FunctionDecl>() || Parents[0].get<LambdaExpr>())
       return true;
-    if (const auto *Loop = Parents[0].get<Stmt>(); Loop && isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(Loop))
-      if (!SM.isBeforeInTranslationUnit(Loop->getBeginLoc(), V->getLocation()) ||
-          !SM.isBeforeInTranslationUnit(V->getLocation(), Loop->getEndLoc()))
+    if (const auto *Loop = Parents[0].get<Stmt>(); Loop && isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(Loop)) {
+      // A for statement's init runs once, not each iteration: only its body counts.
+      const Stmt *Repeated = isa<ForStmt>(Loop) ? cast<ForStmt>(Loop)->getBody() : Loop;
+      if (!Repeated || !SM.isBeforeInTranslationUnit(Repeated->getBeginLoc(), V->getLocation()) ||
+          !SM.isBeforeInTranslationUnit(V->getLocation(), Repeated->getEndLoc()))
         return false;
+    }
     Child = Parents[0];
   }
 }
@@ -406,7 +409,7 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
       return DeviceKind::Cuda;
     if (Name == "to") {
       if (const Expr *Dev = deviceArgOfTo(MC)) {
-        DeviceKind K = classifyDeviceImpl(Dev, Ctx, 0);
+        DeviceKind K = classifyDeviceImpl(Dev, Ctx, Depth + 1);
         if (K != DeviceKind::NoDevice)
           return K;
       }
@@ -425,7 +428,7 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
     if (!isTorchFunction(F) || !(isTensorType(Call->getType()) || AllowTuple))
       return DeviceKind::Unknown;
     if (isPlacingFactory(F->getName()))
-      return factoryPlacement(Call, Ctx);
+      return factoryPlacement(Call, Ctx, Depth);
     // Other ATen functions compute where their tensor inputs live.
     return commonPlacement(Call->arguments(), Ctx, Depth);
   }

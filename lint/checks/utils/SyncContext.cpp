@@ -202,9 +202,9 @@ public:
   bool VisitCXXConstructExpr(CXXConstructExpr *C) {
     if (C->getNumArgs() == 0 || qualifiedTagName(C->getType()) != "c10::Device")
       return true;
-    const Expr *Arg = C->getArg(0)->IgnoreParenImpCasts();
-    if (const auto *Inner = dyn_cast<CXXConstructExpr>(Arg); Inner && Inner->getNumArgs() == 1)
-      Arg = Inner->getArg(0)->IgnoreParenImpCasts();
+    // Down to what was spelled: Device("cpu") converts its literal to a
+    // std::string first.
+    const Expr *Arg = stripImplicit(C->getArg(0));
     QualType T = Arg->getType().getNonReferenceType();
     bool Textual = T->isPointerType() || llvm::StringRef(qualifiedTagName(T)).contains("string");
     MentionsCuda |= Textual && !isa<StringLiteral>(Arg);
@@ -246,7 +246,9 @@ bool containsRemainder(const Stmt *S, int Depth) {
   // remainder (`iter % refine_every == 0`) throttles like the test itself.
   if (const auto *Call = dyn_cast<CallExpr>(S); Call && Depth < 2)
     if (const FunctionDecl *F = Call->getDirectCallee(); F && F->getReturnType()->isBooleanType())
-      if (const FunctionDecl *Def = F->getDefinition(); Def && containsRemainder(Def->getBody(), Depth + 1))
+      if (const FunctionDecl *Def = F->getDefinition();
+          Def && !Def->getASTContext().getSourceManager().isInSystemHeader(Def->getLocation()) &&
+          containsRemainder(Def->getBody(), Depth + 1))
         return true;
   return llvm::any_of(S->children(), [Depth](const Stmt *C) { return containsRemainder(C, Depth); });
 }
