@@ -1,7 +1,9 @@
 #include "PreambleReplay.h"
 
 #include "clang/Basic/SourceManager.h"
+#include "clang/Lex/HeaderSearch.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/Support/Path.h"
 
 namespace nosync::lint {
 
@@ -13,6 +15,28 @@ void PreambleReplay::FileChanged(clang::SourceLocation loc, FileChangeReason rea
   if (file != sm.getMainFileID()) return;
   done_ = true;
   replay(file);
+}
+
+// The file an include names: beside the main file (quoted only), then in the
+// search directories in order. Frameworks and header maps are not searched
+// (Preprocessor::LookupFile needs a directive being lexed, which a replay is
+// not); such an include is not replayed.
+clang::OptionalFileEntryRef PreambleReplay::resolve(llvm::StringRef name, bool angled, clang::FileID mainFile) {
+  clang::FileManager& files = pp_.getFileManager();
+  auto in = [&](llvm::StringRef dir) {
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    return files.getOptionalFileRef(p);
+  };
+  if (llvm::sys::path::is_absolute(name)) return files.getOptionalFileRef(name);
+  if (!angled)
+    if (clang::OptionalFileEntryRef main = pp_.getSourceManager().getFileEntryRefForID(mainFile))
+      if (clang::OptionalFileEntryRef f = in(main->getDir().getName())) return f;
+  const clang::HeaderSearch& search = pp_.getHeaderSearchInfo();
+  for (auto it = angled ? search.angled_dir_begin() : search.search_dir_begin(); it != search.search_dir_end(); ++it)
+    if (clang::OptionalDirectoryEntryRef dir = it->getDirRef())
+      if (clang::OptionalFileEntryRef f = in(dir->getName())) return f;
+  return std::nullopt;
 }
 
 // Raw-lexes the block: `#` first on a line, then `include` / `import` /
@@ -52,13 +76,10 @@ void PreambleReplay::replay(clang::FileID mainFile) {
     clang::SourceLocation nameBegin = start.getLocWithOffset(after + open);
     clang::CharSourceRange nameRange =
         clang::CharSourceRange::getCharRange(nameBegin, nameBegin.getLocWithOffset(end - open + 1));
-    // Resolved as the directive would be (the main file is the current
-    // lexer): callbacks such as the dependency-file writer need the file,
-    // and take an unresolved one for a missing header.
-    clang::ConstSearchDirIterator curDir = nullptr;
-    clang::OptionalFileEntryRef file =
-        pp_.LookupFile(nameBegin, name, close == '>', nullptr, nullptr, &curDir, nullptr, nullptr, nullptr, nullptr,
-                       nullptr);
+    // Callbacks such as the dependency-file writer need the file, and take an
+    // unresolved one for a missing header: an include not resolved is not
+    // replayed.
+    clang::OptionalFileEntryRef file = resolve(name, close == '>', mainFile);
     if (callbacks && file)
       callbacks->InclusionDirective(hash, includeTok, name, close == '>', nameRange, file, "", "", nullptr, false,
                                     clang::SrcMgr::C_User);

@@ -24,6 +24,7 @@ class PreambleReplay : public clang::PPCallbacks {
 
  private:
   void replay(clang::FileID mainFile);
+  clang::OptionalFileEntryRef resolve(llvm::StringRef name, bool angled, clang::FileID mainFile);
 
   clang::Preprocessor& pp_;
   unsigned bytes_;
