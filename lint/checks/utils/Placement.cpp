@@ -85,16 +85,23 @@ std::vector<const Expr *> assignedValues(const VarDecl *V, ASTContext &Ctx) {
   return Values;
 }
 
+// The assignments to `V` (`V = ...`) and moves from it in `Fn`'s body.
+std::vector<const CallExpr *> reassignments(const VarDecl *V, const FunctionDecl &Fn, ASTContext &Ctx) {
+  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
+  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref));
+  auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref));
+  std::vector<const CallExpr *> Out;
+  for (const BoundNodes &N : match(stmt(forEachDescendant(callExpr(anyOf(Assign, Moved)).bind("re"))),
+                                   *Fn.getBody(), Ctx))
+    Out.push_back(N.getNodeAs<CallExpr>("re"));
+  return Out;
+}
+
 // Whether `V` is assigned or moved from anywhere in its function after its
 // initialization; if so its placement is no longer what the initializer says.
 bool isLocallyReassigned(const VarDecl *V, ASTContext &Ctx) {
   const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
-  if (!Fn || !Fn->hasBody())
-    return true;
-  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
-  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref));
-  auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref));
-  return !match(stmt(hasDescendant(stmt(anyOf(Assign, Moved)))), *Fn->getBody(), Ctx).empty();
+  return !Fn || !Fn->hasBody() || !reassignments(V, *Fn, Ctx).empty();
 }
 
 DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple);
@@ -373,11 +380,7 @@ bool readBeforeReassignment(const DeclRefExpr *Use, const VarDecl *V, ASTContext
   if (!Fn || !Fn->hasBody())
     return false;
   const SourceManager &SM = Ctx.getSourceManager();
-  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
-  auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref)).bind("assign");
-  auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref)).bind("assign");
-  for (const BoundNodes &N : match(stmt(forEachDescendant(stmt(anyOf(Assign, Moved)))), *Fn->getBody(), Ctx)) {
-    const auto *A = N.getNodeAs<CallExpr>("assign");
+  for (const CallExpr *A : reassignments(V, *Fn, Ctx)) {
     // The assignment that holds the read completes after it.
     bool Holds = !SM.isBeforeInTranslationUnit(Use->getBeginLoc(), A->getBeginLoc()) &&
                  !SM.isBeforeInTranslationUnit(A->getEndLoc(), Use->getBeginLoc());

@@ -177,15 +177,12 @@ class CudaMentionFinder : public RecursiveASTVisitor<CudaMentionFinder> {
 public:
   explicit CudaMentionFinder(ASTContext &Ctx) : Ctx(Ctx) {}
   bool MentionsCuda = false;
-  bool HasMain = false;
 
   bool TraverseDecl(Decl *D) {
     if (!D || MentionsCuda)
       return true;
     if (!isa<TranslationUnitDecl>(D) && Ctx.getSourceManager().isInSystemHeader(D->getLocation()))
       return true;
-    if (const auto *F = dyn_cast<FunctionDecl>(D); F && F->isMain() && F->doesThisDeclarationHaveABody())
-      HasMain = true;
     return RecursiveASTVisitor::TraverseDecl(D);
   }
   bool VisitDeclRefExpr(DeclRefExpr *E) {
@@ -448,17 +445,16 @@ bool namesCudaDevice(ASTContext &Ctx) {
 }
 
 bool definesMain(ASTContext &Ctx) {
-  for (const Decl *D : Ctx.getTranslationUnitDecl()->decls())
-    if (const auto *F = dyn_cast<FunctionDecl>(D); F && F->isMain() && F->doesThisDeclarationHaveABody())
+  // lookup() sees through extern "C" { } blocks.
+  for (const NamedDecl *D : Ctx.getTranslationUnitDecl()->lookup(&Ctx.Idents.get("main")))
+    if (const auto *F = dyn_cast<FunctionDecl>(D); F && F->isMain() && F->getDefinition())
       return true;
   return false;
 }
 
 bool SyncContextAnalyzer::isCpuOnlyProgram(ASTContext &Ctx) {
   if (CpuOnlyFor != &Ctx) {
-    CudaMentionFinder Finder(Ctx);
-    Finder.TraverseDecl(Ctx.getTranslationUnitDecl());
-    CpuOnly = Finder.HasMain && !Finder.MentionsCuda;
+    CpuOnly = definesMain(Ctx) && !namesCudaDevice(Ctx);
     CpuOnlyFor = &Ctx;
   }
   return CpuOnly;
