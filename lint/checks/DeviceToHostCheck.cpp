@@ -75,6 +75,10 @@ void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
   registerDroppedCodeMatcher(Finder);
   Finder->addMatcher(cxxMemberCallExpr(opCall(isMove)).bind("move"), this);
   Finder->addMatcher(cxxMemberCallExpr(opCall({Op::CopyInto})).bind("copy"), this);
+  Finder->addMatcher(
+      cxxOperatorCallExpr(torch_matchers::tensorCopyAssignment(wordsOf(::nosync::rules::get(Op::AssignInto).methods)))
+          .bind("assign"),
+      this);
 }
 
 void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
@@ -82,6 +86,8 @@ void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
     checkMove(Move, *Result.Context);
   else if (const auto *Copy = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy"))
     checkCopyInto(Copy, *Result.Context);
+  else if (const auto *Assign = Result.Nodes.getNodeAs<CXXOperatorCallExpr>("assign"))
+    checkAssignment(Assign, *Result.Context);
 }
 
 void DeviceToHostCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
@@ -127,6 +133,21 @@ void DeviceToHostCheck::checkCopyInto(const CXXMemberCallExpr *Copy, ASTContext 
   F.Loc = callNameLoc(Copy);
   F.What = "'copy_()' into a CPU tensor";
   F.Value = Copy->getArg(0);
+  F.Advice = advice();
+  report(std::move(F), Ctx);
+}
+
+void DeviceToHostCheck::checkAssignment(const CXXOperatorCallExpr *Assign, ASTContext &Ctx) {
+  // `cpu_buf[i] = t` assembles host data far more often than it reads the
+  // GPU back: only a source known to be on the GPU is reported.
+  const Expr *Src = Assign->getArg(1);
+  if (placementOf(Assign->getArg(0), Ctx) != DeviceKind::Cpu || placementOf(Src, Ctx) != DeviceKind::Cuda)
+    return;
+  Finding F;
+  F.Site = Assign;
+  F.Loc = Assign->getOperatorLoc();
+  F.What = "assigning a GPU tensor into a CPU tensor ('dst[i] = src' copies)";
+  F.Value = Src;
   F.Advice = advice();
   report(std::move(F), Ctx);
 }

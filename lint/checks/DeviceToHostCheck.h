@@ -6,7 +6,8 @@ namespace clang::tidy::nosync {
 
 /// nosync-device-to-host: blocking copies of a tensor to the CPU.
 /// Flags `.cpu()`, `.to(kCPU)`, `.to("cpu")`, `.to(at::Device(..cpu..))`,
-/// `.to(options.device(kCPU))` and `dst.copy_(src)` into a CPU tensor.
+/// `.to(options.device(kCPU))`, `dst.copy_(src)` into a CPU tensor, and
+/// `cpu_dst[i] = src` of a tensor known to be on the GPU.
 /// Not flagged: dtype-only conversions (`.to(torch::kF32)`), module->to(),
 /// copies that are already non_blocking, tensors provably on the CPU, and a
 /// `.cpu()` that only feeds `data_ptr<T>()[i]` (nosync-item reports that).
@@ -22,6 +23,7 @@ public:
 private:
   void checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx);
   void checkCopyInto(const CXXMemberCallExpr *Copy, ASTContext &Ctx);
+  void checkAssignment(const CXXOperatorCallExpr *Assign, ASTContext &Ctx);
 };
 
 }  // namespace clang::tidy::nosync

@@ -19,8 +19,39 @@ namespace {
 
 bool isBoolMaskExpr(const Expr *E, int Depth = 0);
 
+// torch::kBool / ScalarType::Bool, also inside options (`.dtype(torch::kBool)`)
+// and through a local holding them (`auto BoolType = opts.dtype(kBool)`).
+bool namesBoolDtype(const Stmt *S, int Depth = 0) {
+  if (!S || Depth > 3)
+    return false;
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(S)) {
+    const ValueDecl *D = Ref->getDecl();
+    if (D->getDeclName().isIdentifier() &&
+        (D->getName() == "kBool" || (isa<EnumConstantDecl>(D) && D->getName() == "Bool")))
+      return true;
+    if (const auto *V = dyn_cast<VarDecl>(D); V && V->getInit() && !isa<ParmVarDecl>(V))
+      return namesBoolDtype(V->getInit(), Depth + 1);
+    return false;
+  }
+  return llvm::any_of(S->children(), [Depth](const Stmt *C) { return namesBoolDtype(C, Depth); });
+}
+
+// A tensor whose name says it is a mask (`mask`, `valid_mask`, `keepMask`):
+// not an index (`mask_idx`) or a count (`num_mask`).
+bool namedLikeMask(const NamedDecl *D) {
+  if (!D->getDeclName().isIdentifier())
+    return false;
+  llvm::SmallVector<std::string, 4> Words = identifierWords(D->getName());
+  auto Has = [&](std::initializer_list<const char *> Any) {
+    return llvm::any_of(Words, [&](const std::string &W) { return llvm::is_contained(Any, W); });
+  };
+  return Has({"mask", "masks"}) && !Has({"idx", "index", "indices", "ids", "id", "num", "count", "sum", "ratio"});
+}
+
 // A boolean tensor built from a comparison or a predicate: x > 0, x.eq(y),
-// torch::isnan(x), ~m, a & b, and locals initialized that way.
+// torch::isnan(x), ~m, a & b, x.to(torch::kBool); locals initialized that
+// way; and tensors named like a mask (a parameter, a member, a local made
+// elsewhere), which is what a tensor used as an index and named so is.
 bool isBoolMaskExpr(const Expr *E, int Depth) {
   if (!E || Depth > 6)
     return false;
@@ -42,11 +73,18 @@ bool isBoolMaskExpr(const Expr *E, int Depth) {
     const FunctionDecl *F = Call->getDirectCallee();
     if (!F || !F->getDeclName().isIdentifier())
       return false;
+    if (tensorMethodName(Call) == "to")
+      return llvm::any_of(Call->arguments(), [](const Expr *A) { return namesBoolDtype(A); });
     return inGroup(OpGroup::MaskPredicate, F->getName());
   }
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-    if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()); V && V->getInit() && !isa<ParmVarDecl>(V))
-      return isBoolMaskExpr(V->getInit(), Depth + 1);
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    if (V && V->getInit() && !isa<ParmVarDecl>(V) && isBoolMaskExpr(V->getInit(), Depth + 1))
+      return true;
+    return namedLikeMask(DRE->getDecl());
+  }
+  if (const auto *M = dyn_cast<MemberExpr>(E))
+    return namedLikeMask(M->getMemberDecl());
   return false;
 }
 

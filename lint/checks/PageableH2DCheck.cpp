@@ -126,6 +126,10 @@ void PageableH2DCheck::registerMatchers(MatchFinder *Finder) {
   registerDroppedCodeMatcher(Finder);
   Finder->addMatcher(cxxMemberCallExpr(opCall(isUpload)).bind("move"), this);
   Finder->addMatcher(cxxMemberCallExpr(opCall({Op::CopyInto})).bind("copy"), this);
+  Finder->addMatcher(
+      cxxOperatorCallExpr(torch_matchers::tensorCopyAssignment(wordsOf(::nosync::rules::get(Op::AssignInto).methods)))
+          .bind("assign"),
+      this);
 }
 
 void PageableH2DCheck::check(const MatchFinder::MatchResult &Result) {
@@ -133,6 +137,8 @@ void PageableH2DCheck::check(const MatchFinder::MatchResult &Result) {
     checkMove(Move, *Result.Context);
   else if (const auto *Copy = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy"))
     checkCopyFrom(Copy, *Result.Context);
+  else if (const auto *Assign = Result.Nodes.getNodeAs<CXXOperatorCallExpr>("assign"))
+    checkAssignment(Assign, *Result.Context);
 }
 
 void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
@@ -199,19 +205,30 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
 }
 
 void PageableH2DCheck::checkCopyFrom(const CXXMemberCallExpr *Copy, ASTContext &Ctx) {
-  if (Copy->getNumArgs() < 1)
+  if (Copy->getNumArgs() >= 1)
+    checkCopy(Copy, callNameLoc(Copy), receiverOf(Copy), Copy->getArg(0), nonBlockingArg(Copy, Ctx),
+              "'copy_()' from host memory into a GPU tensor", Ctx);
+}
+
+void PageableH2DCheck::checkAssignment(const CXXOperatorCallExpr *Assign, ASTContext &Ctx) {
+  checkCopy(Assign, Assign->getOperatorLoc(), Assign->getArg(0), Assign->getArg(1), NonBlocking::No,
+            "assigning a host tensor into a GPU tensor ('dst[i] = src' copies)", Ctx);
+}
+
+void PageableH2DCheck::checkCopy(const Expr *Site, SourceLocation Loc, const Expr *Dst, const Expr *Src,
+                                 NonBlocking Async, std::string What, ASTContext &Ctx) {
+  // Host memory written into a tensor that is not known to be on the CPU: in
+  // training code that is the GPU buffer the batch is assembled in (a
+  // rollout's observations, a minibatch made with the device's options).
+  if (placementOf(Src, Ctx) != DeviceKind::Cpu || placementOf(Dst, Ctx) == DeviceKind::Cpu)
     return;
-  const Expr *Source = Copy->getArg(0);
-  // A GPU destination filled from host memory.
-  if (placementOf(receiverOf(Copy), Ctx) != DeviceKind::Cuda || placementOf(Source, Ctx) != DeviceKind::Cpu)
-    return;
-  if (isPinned(Source, Ctx) && nonBlockingArg(Copy, Ctx) != NonBlocking::No)
+  if (isPinned(Src, Ctx) && Async != NonBlocking::No)
     return;
   Finding F;
-  F.Site = Copy;
-  F.Loc = callNameLoc(Copy);
-  F.What = "'copy_()' from host memory into a GPU tensor";
-  F.Value = Source;
+  F.Site = Site;
+  F.Loc = Loc;
+  F.What = std::move(What);
+  F.Value = Src;
   F.Advice = stagingAdvice();
   report(std::move(F), Ctx);
 }

@@ -1,11 +1,12 @@
 #pragma once
 
+#include "utils/Placement.h"
 #include "utils/RuleCheck.h"
 
 namespace clang::tidy::nosync {
 
 /// nosync-pageable-h2d: host-to-device copies that block the host.
-/// Flags `.to(device)` / `.cuda()` / `dst.copy_(src)` towards the GPU from
+/// Flags `.to(device)` / `.cuda()` / `dst.copy_(src)` / `dst[i] = src` towards the GPU from
 /// memory that is not pinned, or without non_blocking, and tensors built on
 /// the CPU only to be moved (`torch::ones({..}).to(device)`). For the
 /// latter the fix (create it on the device) keeps behaviour and is applied
@@ -26,6 +27,10 @@ public:
 private:
   void checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx);
   void checkCopyFrom(const CXXMemberCallExpr *Copy, ASTContext &Ctx);
+  void checkAssignment(const CXXOperatorCallExpr *Assign, ASTContext &Ctx);
+  /// `Src` written into `Dst` (copy_ or a view's operator=).
+  void checkCopy(const Expr *Site, SourceLocation Loc, const Expr *Dst, const Expr *Src, NonBlocking Async,
+                 std::string What, ASTContext &Ctx);
 };
 
 }  // namespace clang::tidy::nosync

@@ -301,7 +301,9 @@ int lintMain(int argc, const char* const* argv) {
   std::vector<TuResult> results = lintAll(jobs, opts, overrides, cache ? &*cache : nullptr);
   if (preambles && preambles->pendingBuilds()) startPreambleBuild(argc, argv);
 
-  unsigned recontexted = applyProjectContext(results);
+  std::vector<std::string> linted;
+  for (const TuResult& tu : results) linted.push_back(tu.file);
+  unsigned recontexted = applyProjectContext(results, scanProject(linted));
   unsigned hidden = 0;
   selectShown(results, opts.minSeverity, hidden);
   Tally t = tally(results);

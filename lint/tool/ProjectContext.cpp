@@ -78,8 +78,17 @@ std::string withContext(const std::string& message, const Facts& f, ContextKind 
 
 }  // namespace
 
-unsigned applyProjectContext(std::vector<TuResult>& results) {
-  if (results.size() < 2) return 0;  // one unit: the checks saw every caller there is
+unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSources& sources) {
+  // The run's own units decide when they hold main() and none names CUDA;
+  // else the project's other sources may say it is a CPU program (a library
+  // file linted alone, whose main() is elsewhere).
+  bool runIsCpuProgram = llvm::any_of(results, [](const TuResult& tu) { return tu.hasMain; }) &&
+                         llvm::none_of(results, [](const TuResult& tu) { return tu.namesCuda; });
+  bool projectIsCpuProgram =
+      sources.isCpuProgram() && llvm::none_of(results, [](const TuResult& tu) { return tu.namesCuda; });
+  bool cpuProgram = runIsCpuProgram || projectIsCpuProgram;
+  // One unit: the checks saw every caller there is, and its own main().
+  if (results.size() < 2 && !projectIsCpuProgram) return 0;
   llvm::BumpPtrAllocator arena;
   llvm::UniqueStringSaver strings(arena);
   std::vector<Edge> edges;
@@ -87,17 +96,12 @@ unsigned applyProjectContext(std::vector<TuResult>& results) {
   for (const TuResult& tu : results)
     for (const ExportedCall& c : tu.calls) {
       Edge e{strings.save(c.Caller), strings.save(c.Callee), c.InLoop, c.Throttled, c.CallerIsCold,
-             c.CallerIsMain, strings.save(c.At)};
+             c.CallerRunsOnce, strings.save(c.At)};
       // A header included by several units contributes its calls once.
-      if (seen.insert({e.Caller, e.Callee, e.InLoop, e.Throttled, e.CallerIsCold, e.CallerIsMain}).second)
+      if (seen.insert({e.Caller, e.Callee, e.InLoop, e.Throttled, e.CallerIsCold, e.CallerRunsOnce}).second)
         edges.push_back(e);
     }
   auto heat = clang::tidy::nosync::classifyCallers(edges);
-  // The run holds the program (a main()) and no unit of it names a CUDA
-  // device: a CPU program, whichever unit holds main(). Library files alone
-  // (a hook's changed files) say nothing about where their tensors live.
-  bool cpuProgram = llvm::any_of(results, [](const TuResult& tu) { return tu.hasMain; }) &&
-                    llvm::none_of(results, [](const TuResult& tu) { return tu.namesCuda; });
 
   unsigned changed = 0;
   for (TuResult& tu : results) {
@@ -127,7 +131,11 @@ unsigned applyProjectContext(std::vector<TuResult>& results) {
       std::string at = heat.DecidedBy.lookup(fn).str();
       std::string facts = note->Message.substr(note->Message.find(kFactsSeparator));
       std::string why = now == ContextKind::CpuOnly
-                            ? "no file of this run names a CUDA device, .cuda() or CUDA API in user code"
+                            ? runIsCpuProgram
+                                  ? "no file of this run names a CUDA device, .cuda() or CUDA API in user code"
+                                  : "no C/C++ source of the project (" + sources.root + ", " +
+                                        std::to_string(sources.files) +
+                                        " files) names CUDA or picks a device at run time, and one defines main()"
                             : clang::tidy::nosync::explainContext(now, f->name, at,
                                                                   clang::tidy::nosync::oneOffWhy(f->local)) +
                                   " (decided with the callers in every file of this run)";

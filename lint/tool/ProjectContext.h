@@ -6,9 +6,11 @@
 // main() calls once after training is one-off, whichever file holds it.
 // A run that holds main() and in which no unit names a CUDA device
 // (TuResult::namesCuda) is a CPU program: its findings are low, whichever unit
-// holds main(). Library files linted without main() stay as they are.
+// holds main(). Library files linted without main() are one too when the
+// project's other sources (ProjectScan.h) show a main() and no CUDA.
 #pragma once
 
+#include "ProjectScan.h"
 #include "TranslationUnit.h"
 
 #include <vector>
@@ -19,6 +21,6 @@ namespace nosync::lint {
 // the whole project decides differently (a finding whose rule's LowSeverity
 // option is `silent` is dropped when it becomes low severity). Returns how
 // many findings changed.
-unsigned applyProjectContext(std::vector<TuResult>& results);
+unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSources& sources);
 
 }  // namespace nosync::lint

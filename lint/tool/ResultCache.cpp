@@ -22,7 +22,7 @@ namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
 // Bump when the entry format or the meaning of a key changes.
-constexpr const char* kEntryFormat = "nosync-lint-cache-2";  // 2: with the call graph
+constexpr const char* kEntryFormat = "nosync-lint-cache-3";  // 2: with the call graph; 3: a training driver in the facts
 
 std::optional<std::string> fileDigest(llvm::StringRef file) {
   auto buf = llvm::MemoryBuffer::getFile(file);
@@ -116,7 +116,7 @@ llvm::json::Array serializeCalls(const std::vector<ExportedCall>& calls) {
   llvm::json::Array out;
   for (const ExportedCall& c : calls) {
     std::string flags;
-    for (bool b : {c.InLoop, c.Throttled, c.CallerIsCold, c.CallerIsMain}) flags.push_back(b ? '1' : '0');
+    for (bool b : {c.InLoop, c.Throttled, c.CallerIsCold, c.CallerRunsOnce}) flags.push_back(b ? '1' : '0');
     out.push_back(llvm::json::Array{c.Caller, c.Callee, flags, c.At});
   }
   return out;

@@ -99,6 +99,19 @@ if [[ -n "$TORCH_INC" ]]; then
     "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/train_cpu.cpp" -- -std=c++17 "${inc[@]}"
   expect context-project-library-not-cpu 1 "helpers.cpp:10:[0-9]+: warning: 'clip_grad_norm_\(\)' in 'clip', which is called from a loop" -- \
     "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/lib_cpu.cpp" -- -std=c++17 "${inc[@]}"
+  # A library file linted alone: the project's other sources (ProjectScan.h)
+  # say whether the program ever uses CUDA. Twin projects differ in main().
+  for kind in cpu cuda; do
+    mkdir -p "$tmp/proj_$kind/src"
+    echo 'project(p CXX)' >"$tmp/proj_$kind/CMakeLists.txt"
+    cp "$PC/helpers.cpp" "$tmp/proj_$kind/src/helpers.cpp"
+  done
+  cp "$PC/train_cpu.cpp" "$tmp/proj_cpu/src/train.cpp"
+  cp "$PC/train.cpp" "$tmp/proj_cuda/src/train.cpp"
+  expect context-project-scan-cpu 0 "helpers.cpp:15:[0-9]+: remark: 'item\(\)' in a program that never uses CUDA" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_cpu/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  expect context-project-scan-cuda 1 "helpers.cpp:15:[0-9]+: warning: 'item\(\)'" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_cuda/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
   "$LINT" --no-cache --format=json --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}" \
     >"$tmp/pc.json" 2>/dev/null
   json_assert context-json "$tmp/pc.json" \

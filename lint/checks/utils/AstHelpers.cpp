@@ -8,6 +8,8 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 
+#include <cctype>
+
 namespace clang::tidy::nosync {
 
 const Expr *stripImplicit(const Expr *E) {
@@ -97,5 +99,21 @@ llvm::StringRef sourceText(const Expr *E, const ASTContext &Ctx) {
                               Ctx.getSourceManager(), Ctx.getLangOpts());
 }
 
+llvm::SmallVector<std::string, 4> identifierWords(llvm::StringRef Name) {
+  llvm::SmallVector<std::string, 4> Words;
+  std::string Cur;
+  for (size_t I = 0; I < Name.size(); ++I) {
+    char C = Name[I];
+    bool Boundary = C == '_' || (std::isupper(static_cast<unsigned char>(C)) && I > 0 &&
+                                 std::islower(static_cast<unsigned char>(Name[I - 1])));
+    if (Boundary && !Cur.empty())
+      Words.push_back(std::move(Cur)), Cur.clear();
+    if (C != '_')
+      Cur.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(C))));
+  }
+  if (!Cur.empty())
+    Words.push_back(Cur);
+  return Words;
+}
 
 }  // namespace clang::tidy::nosync

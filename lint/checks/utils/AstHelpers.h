@@ -1,9 +1,11 @@
 // Small AST helpers every nosync check uses: where a diagnostic points, whether
-// a value decides control flow, statement roots, macro names, source text, and
+// a value decides control flow, statement roots, macro names, source text,
+// the words of an identifier, and
 // looking through the implicit nodes LibTorch's overloads introduce.
 #pragma once
 
 #include "clang/AST/Expr.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
@@ -39,5 +41,9 @@ llvm::StringRef outermostMacroName(SourceLocation Loc, const ASTContext &Ctx);
 /// Source text of `E` (for messages and duplicate detection); empty when it
 /// comes from a macro body that has no spelling in the file.
 llvm::StringRef sourceText(const Expr *E, const ASTContext &Ctx);
+
+/// Lower-case words of an identifier: "initWeights" and "init_weights" both
+/// give {"init", "weights"}.
+llvm::SmallVector<std::string, 4> identifierWords(llvm::StringRef Name);
 
 }  // namespace clang::tidy::nosync

@@ -36,14 +36,14 @@ template <typename Fn, typename Site> struct CallEdge {
   bool InLoop;
   bool Throttled;
   bool CallerIsCold;  // the caller is a test, or named like setup/export
-  bool CallerIsMain;
+  bool CallerRunsOnce;  // main(), or a training driver (a function that holds the training loop)
   Site At;            // the call, for explanations
 };
 
 template <typename Fn, typename Site> struct CallerHeat {
   llvm::DenseSet<Fn> Hot;           // called from a loop, directly or through hot code
   llvm::DenseSet<Fn> RarelyCalled;  // every call is throttled, test or one-off code
-  llvm::DenseSet<Fn> CalledOnce;    // every call is straight-line code of main()
+  llvm::DenseSet<Fn> CalledOnce;    // every call is straight-line code of main() or a training driver
   llvm::DenseMap<Fn, Site> DecidedBy;  // the call site that decided each of the above
 };
 
@@ -77,8 +77,9 @@ CallerHeat<Fn, Site> classifyCallers(const std::vector<CallEdge<Fn, Site>> &Edge
 
   // RarelyCalled: every call site is throttled, in a test or in setup code,
   // or in another rarely-called function; loops inside them too.
-  // CalledOnce: every call site is straight-line code of main() or of another
-  // called-once function; their straight-line code runs once.
+  // CalledOnce: every call site is straight-line code of main(), of a training
+  // driver or of another called-once function; their straight-line code runs
+  // once.
   auto Fixpoint = [&](llvm::DenseSet<Fn> &Set, auto EdgeQualifies) {
     for (bool Changed = true; Changed;) {
       Changed = false;
@@ -97,7 +98,7 @@ CallerHeat<Fn, Site> classifyCallers(const std::vector<CallEdge<Fn, Site>> &Edge
   };
   Fixpoint(H.RarelyCalled, RareEdge);
   Fixpoint(H.CalledOnce, [&](const Edge *E) {
-    return RareEdge(E) || (!E->InLoop && (E->CallerIsMain || H.CalledOnce.contains(E->Caller)));
+    return RareEdge(E) || (!E->InLoop && (E->CallerRunsOnce || H.CalledOnce.contains(E->Caller)));
   });
   return H;
 }
@@ -111,6 +112,7 @@ struct LocalContext {
   bool InLoop = false;           // in a loop of its own function
   bool AfterTraining = false;    // that loop follows the training loop in its block
   bool InMain = false;           // its function is main()
+  bool InDriver = false;         // its function holds the training loop (a training driver)
   bool InHotLambda = false;      // in a lambda that a loop calls
   bool CpuOnlyProgram = false;   // its unit has main() and never names a CUDA device
   bool StaticInit = false;       // in the initializer of a static or global variable
@@ -119,15 +121,15 @@ struct LocalContext {
 /// The facts as 0/1 characters, for nosync-lint's project-wide pass.
 inline std::string encodeLocal(const LocalContext &L) {
   std::string S;
-  for (bool B : {L.InTest, L.Throttled, L.OneOffName, L.InLoop, L.AfterTraining, L.InMain, L.InHotLambda,
-                 L.CpuOnlyProgram, L.StaticInit})
+  for (bool B : {L.InTest, L.Throttled, L.OneOffName, L.InLoop, L.AfterTraining, L.InMain, L.InDriver,
+                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit})
     S.push_back(B ? '1' : '0');
   return S;
 }
 
 inline bool decodeLocal(const std::string &S, LocalContext &L) {
-  bool *Fields[] = {&L.InTest,  &L.Throttled,   &L.OneOffName,     &L.InLoop,    &L.AfterTraining,
-                    &L.InMain,  &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit};
+  bool *Fields[] = {&L.InTest,   &L.Throttled,   &L.OneOffName,     &L.InLoop,     &L.AfterTraining, &L.InMain,
+                    &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit};
   if (S.size() != std::size(Fields) || S.find_first_not_of("01") != std::string::npos)
     return false;
   for (size_t I = 0; I < std::size(Fields); ++I)
@@ -143,7 +145,11 @@ inline const char *oneOffWhy(const LocalContext &L) {
     return "a constructor or destructor, or named like setup, teardown or export";
   if (L.InLoop)
     return "a loop after the training loop (the final evaluation)";
-  return L.InMain ? "main() outside its loops" : "called once, from straight-line code of main()";
+  if (L.InMain)
+    return "main() outside its loops";
+  if (L.InDriver)
+    return "outside the training loop of the function that holds it (it runs once, like main())";
+  return "called once, from straight-line code of main() or of the function that holds the training loop";
 }
 
 /// The context of a statement, given what its function's callers say.
@@ -161,13 +167,16 @@ inline ContextKind decideContext(const LocalContext &L, bool FnHot, bool FnRarel
     return ContextKind::OneOff;  // loops inside run once too
   if (!Hot && FnRarelyCalled)
     return ContextKind::RarelyCalled;
-  if (L.InLoop && L.AfterTraining && (L.InMain || FnCalledOnce))
+  // main(), a function every call of which runs once, and a training driver
+  // that no loop is seen calling.
+  bool RunsOnce = L.InMain || FnCalledOnce || (L.InDriver && !Hot);
+  if (L.InLoop && L.AfterTraining && RunsOnce)
     return ContextKind::OneOff;  // the final evaluation after training
   if (L.InLoop)
     return ContextKind::InLoop;
   if (Hot)
     return ContextKind::CalledFromLoop;
-  if (L.InMain || FnCalledOnce)
+  if (RunsOnce)
     return ContextKind::OneOff;  // straight-line code that runs once
   return ContextKind::Plain;
 }

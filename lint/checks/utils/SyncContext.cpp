@@ -34,9 +34,10 @@ const FunctionDecl *normalize(const FunctionDecl *F) {
 
 using Edge = CallEdge<const FunctionDecl *, SourceLocation>;
 
-bool containsRemainder(const Stmt *S, int Depth = 0);
+bool containsThrottleTest(const Stmt *S, int Depth = 0);
 bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx);
 bool isOneOffFunction(const FunctionDecl *F);
+bool isTrainingDriver(const FunctionDecl *F);
 
 // Records, for every call in user code, the caller, the callee and whether
 // the call sits in a loop; then closes the "called from a loop" set over the
@@ -100,7 +101,7 @@ public:
     TraverseStmt(S->getInit());
     TraverseStmt(S->getConditionVariableDeclStmt());
     TraverseStmt(S->getCond());
-    bool Throttles = containsRemainder(S->getCond());
+    bool Throttles = containsThrottleTest(S->getCond());
     ThrottleDepth += Throttles;
     TraverseStmt(S->getThen());
     ThrottleDepth -= Throttles;
@@ -115,7 +116,7 @@ public:
       return true;
     for (const FunctionDecl *Callee : calleesOf(Call))
       Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
-                       CurrentFn->isMain(), Call->getBeginLoc()});
+                       runsOnce(CurrentFn), Call->getBeginLoc()});
     return true;
   }
 
@@ -161,12 +162,21 @@ private:
     return It->second;
   }
 
+  // main() and training drivers run once unless a loop calls them (memoized
+  // like isColdCaller).
+  bool runsOnce(const FunctionDecl *F) {
+    auto [It, Inserted] = OnceCallers.try_emplace(F, false);
+    if (Inserted)
+      It->second = F->isMain() || isTrainingDriver(F);
+    return It->second;
+  }
+
   ASTContext &Ctx;
   const FunctionDecl *CurrentFn = nullptr;
   unsigned LoopDepth = 0;
   unsigned ThrottleDepth = 0;
   std::vector<Edge> Edges;
-  llvm::DenseMap<const FunctionDecl *, bool> ColdCallers;
+  llvm::DenseMap<const FunctionDecl *, bool> ColdCallers, OnceCallers;
 };
 
 // Looks through the user's code of a translation unit for anything that puts a
@@ -232,10 +242,28 @@ bool isIteratedPart(const Stmt *Loop, const Stmt *Child) {
   return isa<WhileStmt, DoStmt>(Loop);
 }
 
-bool containsRemainder(const Stmt *S, int Depth) {
+// `step == warmup_steps`, `epoch == 0`: a step counter compared for
+// equality picks one iteration out of all of them.
+bool isOneIterationTest(const BinaryOperator *B) {
+  if (B->getOpcode() != BO_EQ)
+    return false;
+  static const llvm::StringSet<> CounterWords = {"iter", "iters", "iteration", "step", "steps", "epoch", "epochs"};
+  return llvm::any_of(std::initializer_list<const Expr *>{B->getLHS(), B->getRHS()}, [](const Expr *E) {
+    const auto *Ref = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    if (!Ref || !Ref->getDecl()->getDeclName().isIdentifier() || !Ref->getType()->isIntegerType())
+      return false;
+    return llvm::any_of(identifierWords(Ref->getDecl()->getName()),
+                        [](const std::string &W) { return CounterWords.contains(W); });
+  });
+}
+
+// A condition whose branch runs on few iterations: a remainder
+// (`step % N == 0`), one iteration picked by equality (`epoch == 0`), or a
+// predicate of the unit that tests either.
+bool containsThrottleTest(const Stmt *S, int Depth) {
   if (!S)
     return false;
-  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->getOpcode() == BO_Rem)
+  if (const auto *B = dyn_cast<BinaryOperator>(S); B && (B->getOpcode() == BO_Rem || isOneIterationTest(B)))
     return true;
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S); Op && Op->getOperator() == OO_Percent)
     return true;
@@ -245,9 +273,9 @@ bool containsRemainder(const Stmt *S, int Depth) {
     if (const FunctionDecl *F = Call->getDirectCallee(); F && F->getReturnType()->isBooleanType())
       if (const FunctionDecl *Def = F->getDefinition();
           Def && !Def->getASTContext().getSourceManager().isInSystemHeader(Def->getLocation()) &&
-          containsRemainder(Def->getBody(), Depth + 1))
+          containsThrottleTest(Def->getBody(), Depth + 1))
         return true;
-  return llvm::any_of(S->children(), [Depth](const Stmt *C) { return containsRemainder(C, Depth); });
+  return llvm::any_of(S->children(), [Depth](const Stmt *C) { return containsThrottleTest(C, Depth); });
 }
 
 bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx) {
@@ -265,25 +293,6 @@ bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx) {
               .empty();
 }
 
-// Lower-case words of an identifier: "initWeights" and "init_weights" both
-// give {"init", "weights"}.
-llvm::SmallVector<std::string, 4> identifierWords(llvm::StringRef Name) {
-  llvm::SmallVector<std::string, 4> Words;
-  std::string Cur;
-  for (size_t I = 0; I < Name.size(); ++I) {
-    char C = Name[I];
-    bool Boundary = C == '_' || (std::isupper(static_cast<unsigned char>(C)) && I > 0 &&
-                                 std::islower(static_cast<unsigned char>(Name[I - 1])));
-    if (Boundary && !Cur.empty())
-      Words.push_back(std::move(Cur)), Cur.clear();
-    if (C != '_')
-      Cur.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(C))));
-  }
-  if (!Cur.empty())
-    Words.push_back(Cur);
-  return Words;
-}
-
 // Code that runs once per program or per phase: constructors, destructors,
 // and functions whose name says setup, teardown or export.
 bool isOneOffFunction(const FunctionDecl *F) {
@@ -293,7 +302,7 @@ bool isOneOffFunction(const FunctionDecl *F) {
     return false;
   static const llvm::StringSet<> OneOffWords = {
       "init", "initialize", "initialise", "setup", "teardown", "export", "save", "checkpoint",
-      "serialize", "finalize", "cleanup", "shutdown", "summary", "dump", "onnx", "trace"};
+      "serialize", "finalize", "cleanup", "shutdown", "summary", "dump", "onnx", "trace", "pretrained", "restore"};
   llvm::SmallVector<std::string, 4> Words = identifierWords(F->getName());
   for (size_t I = 0; I < Words.size(); ++I) {
     if (OneOffWords.contains(Words[I]))
@@ -328,21 +337,53 @@ bool trains(const Stmt *S, int Depth = 0) {
   return llvm::any_of(S->children(), [&](const Stmt *C) { return trains(C, Depth); });
 }
 
-// Is `Loop` a loop of main() that runs after training is over (the final
-// evaluation): it does not train itself, and an earlier statement of the
-// same block did.
+// Is `Loop`, the outermost loop around a statement, one that runs after
+// training is over (the final evaluation): it does not train itself, and an
+// earlier statement of its block, or of a block around it (`if (test) {..}`
+// after the epoch loop), did.
 bool followsTrainingLoop(const Stmt *Loop, ASTContext &Ctx) {
-  DynTypedNodeList Parents = Ctx.getParents(*Loop);
-  const auto *Block = Parents.empty() ? nullptr : Parents[0].get<CompoundStmt>();
-  if (!Block || trains(Loop))
+  if (trains(Loop))
     return false;
-  for (const Stmt *Before : Block->body()) {
-    if (Before == Loop)
+  DynTypedNode Child = DynTypedNode::create(*Loop);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Child);
+    if (Parents.empty() || Parents[0].get<FunctionDecl>() || Parents[0].get<LambdaExpr>())
       return false;
-    if (trains(Before))
-      return true;
+    if (const auto *Block = Parents[0].get<CompoundStmt>())
+      for (const Stmt *Before : Block->body()) {
+        if (Before == Child.get<Stmt>())
+          break;
+        if (trains(Before))
+          return true;
+      }
+    Child = Parents[0];
   }
-  return false;
+}
+
+// update(), train_epoch(), learn(), run_episode(): named for one step, epoch
+// or episode of a loop elsewhere, so they run every time that loop turns.
+bool isNamedPerIteration(const FunctionDecl *F) {
+  static const llvm::StringSet<> PerIterationWords = {
+      "update", "step", "learn", "optimize", "optimise", "iteration", "iter", "epoch", "batch", "minibatch",
+      "episode", "rollout", "forward", "backward", "loss", "compute"};
+  return F->getDeclName().isIdentifier() &&
+         llvm::any_of(identifierWords(F->getName()), [](const std::string &W) { return PerIterationWords.contains(W); });
+}
+
+bool holdsTrainingLoop(const Stmt *S) {
+  if (!S || isa<LambdaExpr>(S))
+    return false;
+  if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(S) && trains(S))
+    return true;
+  return llvm::any_of(S->children(), [](const Stmt *C) { return holdsTrainingLoop(C); });
+}
+
+// Detector::Train(), fit(), run_training(): a function other than main() that
+// holds the training loop and is not named for one iteration. Like main(), it
+// runs once, and so do its code outside that loop (setup before it, the final
+// evaluation and export after it), unless a loop is seen calling it.
+bool isTrainingDriver(const FunctionDecl *F) {
+  return !F->isMain() && F->hasBody() && !isNamedPerIteration(F) && holdsTrainingLoop(F->getBody());
 }
 
 }  // namespace
@@ -388,7 +429,7 @@ std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx)
   std::vector<CallEdge<std::string, std::string>> Out;
   for (const Edge &E : Builder.edges())
     Out.push_back({functionKey(E.Caller), functionKey(E.Callee), E.InLoop, E.Throttled, E.CallerIsCold,
-                   E.CallerIsMain, siteText(E.At, Ctx.getSourceManager())});
+                   E.CallerRunsOnce, siteText(E.At, Ctx.getSourceManager())});
   return Out;
 }
 
@@ -491,7 +532,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
         if (!InnermostLoop)
           InnermostLoop = St;
       }
-      if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && containsRemainder(If->getCond())) {
+      if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && containsThrottleTest(If->getCond())) {
         Throttled = true;
         Throttle = If;
       }
@@ -507,11 +548,13 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   L.OneOffName = Fn && isOneOffFunction(Fn);
   L.InLoop = InLoop;
   L.InMain = Fn && Fn->isMain();
+  L.InDriver = Fn && isTrainingDriver(Fn);
   L.InHotLambda = InHotLambda;
   L.CpuOnlyProgram = isCpuOnlyProgram(Ctx);
   L.StaticInit = StaticInit;
   bool FnCalledOnce = Fn && isCalledOnce(Fn, Ctx);
-  L.AfterTraining = InLoop && OutermostLoop && (L.InMain || FnCalledOnce) && followsTrainingLoop(OutermostLoop, Ctx);
+  L.AfterTraining = InLoop && OutermostLoop && (L.InMain || L.InDriver || FnCalledOnce) &&
+                    followsTrainingLoop(OutermostLoop, Ctx);
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };

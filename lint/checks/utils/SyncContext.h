@@ -74,9 +74,10 @@ public:
   /// another such function. Its loops run rarely too.
   bool isRarelyCalled(const FunctionDecl *F, ASTContext &Ctx);
 
-  /// True when every call is straight-line code of main() (or of another
-  /// such function): its own straight-line code runs once; its loops are
-  /// still loops (a train() called once from main holds the hot loop).
+  /// True when every call is straight-line code of main(), of a function
+  /// that holds the training loop, or of another such function: its own
+  /// straight-line code runs once; its loops are still loops (a train()
+  /// called once from main holds the hot loop).
   bool isCalledOnce(const FunctionDecl *F, ASTContext &Ctx);
 
 

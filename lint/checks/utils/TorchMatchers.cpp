@@ -12,6 +12,11 @@
 namespace clang::tidy::nosync {
 using namespace ast_matchers;
 
+namespace {
+// `Tensor& operator=(const Tensor&) &&`: called on a temporary (a view).
+AST_MATCHER(CXXMethodDecl, isRvalueQualified) { return Node.getRefQualifier() == RQ_RValue; }
+}  // namespace
+
 namespace torch_matchers {
 
 Matcher<Decl> tensorClass() {
@@ -27,6 +32,11 @@ Matcher<Expr> tensorExpr() { return expr(hasType(tensorType())); }
 
 Matcher<Stmt> tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names) {
   return cxxMemberCallExpr(callee(cxxMethodDecl(hasAnyName(Names), ofClass(tensorClass()))));
+}
+
+Matcher<Stmt> tensorCopyAssignment(llvm::ArrayRef<llvm::StringRef> Names) {
+  return cxxOperatorCallExpr(callee(cxxMethodDecl(hasAnyName(Names), ofClass(tensorClass()), isRvalueQualified(),
+                                                  hasParameter(0, hasType(tensorType())))));
 }
 
 Matcher<Stmt> torchFunctionCall(llvm::ArrayRef<llvm::StringRef> Names) {
@@ -46,10 +56,14 @@ Matcher<Stmt> torchFunctionCall(llvm::ArrayRef<llvm::StringRef> Names) {
 }
 
 Matcher<QualType> tensorContainerType() {
+  // named_parameters().items(): a vector of OrderedDict<std::string, Tensor>::Item.
+  auto DictItem = qualType(hasUnqualifiedDesugaredType(recordType(hasDeclaration(cxxRecordDecl(
+      hasName("Item"), hasParent(classTemplateSpecializationDecl(
+                           hasName("::torch::OrderedDict"), hasAnyTemplateArgument(refersToType(tensorType())))))))));
   auto Container = classTemplateSpecializationDecl(
       hasAnyName("::std::vector", "::std::deque", "::std::list", "::std::array",
                  "::c10::ArrayRef", "::c10::List", "::torch::OrderedDict"),
-      hasAnyTemplateArgument(refersToType(tensorType())));
+      hasAnyTemplateArgument(refersToType(anyOf(tensorType(), DictItem))));
   auto Plain = qualType(hasUnqualifiedDesugaredType(recordType(hasDeclaration(Container))));
   return qualType(anyOf(Plain, referenceType(pointee(Plain))));
 }

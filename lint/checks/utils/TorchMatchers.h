@@ -26,9 +26,15 @@ Matcher<Stmt> tensorMethodCall(llvm::ArrayRef<llvm::StringRef> Names);
 /// A call of a free function in namespace at or torch with one of `Names`
 /// (qualified names such as "::at::nonzero" are also accepted).
 Matcher<Stmt> torchFunctionCall(llvm::ArrayRef<llvm::StringRef> Names);
-/// A container of tensors: std::vector<Tensor>, TensorList, c10::List or the
-/// result of parameters()/buffers() on a torch::nn::Module.
+/// A container of tensors: std::vector<Tensor>, TensorList, c10::List, the
+/// result of parameters()/buffers() on a torch::nn::Module, or the items of
+/// named_parameters() (std::vector<OrderedDict<std::string, Tensor>::Item>).
 Matcher<QualType> tensorContainerType();
+/// `dst = src` of two tensors where `dst` is an rvalue (`x[i]`,
+/// `x.select(0, i)`): at::Tensor's rvalue-qualified operator=, spelled by
+/// one of `Names`, which copies `src` into the view. Assigning to a named
+/// tensor (an lvalue) rebinds it and is not matched; nor is `x[i] = 1.0`.
+Matcher<Stmt> tensorCopyAssignment(llvm::ArrayRef<llvm::StringRef> Names);
 }  // namespace torch_matchers
 
 bool isTensorType(QualType T);

@@ -7,6 +7,7 @@ std::vector<float> collect(torch::nn::Linear& model, const torch::Tensor& x, tor
   std::vector<float> out;
   auto pinned = torch::empty({8}, torch::TensorOptions().pinned_memory(true));
   auto host_buffer = torch::empty({8, 1});
+  auto on_device = torch::ones({8, 1}, torch::kCUDA);
   for (int step = 0; step < 10; ++step) {
     auto pred = model->forward(x);
     auto a = pred.cpu();
@@ -22,6 +23,14 @@ std::vector<float> collect(torch::nn::Linear& model, const torch::Tensor& x, tor
     // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: 'to()' to the CPU inside a loop: {{.*}} [nosync-device-to-host]
     host_buffer.copy_(pred);
     // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'copy_()' into a CPU tensor inside a loop: {{.*}} [nosync-device-to-host]
+    host_buffer[0] = on_device[0];
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: assigning a GPU tensor into a CPU tensor ('dst[i] = src' copies) inside a loop: {{.*}} [nosync-device-to-host]
+    // A source not known to be on the GPU: host data assembled on the host, as
+    // often as not. Rebinding a name and filling with a scalar copy nothing.
+    host_buffer[1] = pred[1];
+    auto rebound = host_buffer;
+    rebound = on_device;
+    host_buffer[2] = 0.5;
 
     // Not copies to the host: dtype conversions, moves to the device, modules.
     auto f = pred.to(torch::kF32);
@@ -38,7 +47,7 @@ std::vector<float> collect(torch::nn::Linear& model, const torch::Tensor& x, tor
     auto j = host_buffer.cpu();
     // One element read: nosync-item reports it.
     out.push_back(pred.cpu().data_ptr<float>()[0]);
-    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g, (void)h, (void)i, (void)j;
+    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g, (void)h, (void)i, (void)j, (void)rebound;
   }
   return out;
 }

@@ -11,6 +11,23 @@ double clip_grad_norm_(std::vector<torch::Tensor>& params, double max_norm) { re
 
 }  // namespace
 
+// Masks made elsewhere: a tensor used as an index and named like a mask is
+// one; a bool dtype says so too. An index named for indices is a gather.
+void select_valid(torch::Tensor& accum, const torch::Tensor& grads, const torch::Tensor& valid_mask,
+                  const torch::Tensor& mask_idx, const torch::TensorOptions& opts) {
+  auto BoolType = opts.dtype(torch::kBool);
+  for (int step = 0; step < 100; ++step) {
+    auto kept = grads.index({valid_mask});
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
+    auto keep = grads.abs().to(BoolType);
+    accum.index_put_({keep}, accum.index({keep}) + kept.sum());
+    // CHECK-MESSAGES: :[[@LINE-1]]:11: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
+    // CHECK-MESSAGES: :[[@LINE-2]]:36: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
+    auto gathered = grads.index({mask_idx});
+    (void)gathered;
+  }
+}
+
 void train(torch::nn::Linear& model, torch::optim::SGD& optimizer, const torch::Tensor& x, const torch::Tensor& r) {
   for (int step = 0; step < 100; ++step) {
     auto out = model->forward(x);

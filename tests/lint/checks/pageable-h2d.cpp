@@ -2,6 +2,21 @@
 #include <torch/torch.h>
 // CHECK-FIXES: #include <nosync/kernels.h>
 
+#include <vector>
+
+// The minibatch buffer comes from elsewhere: not known to be on the CPU,
+// and in training code the GPU buffer a batch is assembled in. Host rows
+// written into it are the same staged copy.
+void fill_minibatch(torch::Tensor& minibatch, std::vector<float>& rows) {
+  for (int64_t i = 0; i < 4; ++i) {
+    auto row = torch::from_blob(rows.data() + 3 * i, {3});
+    minibatch[i] = row;
+    // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: assigning a host tensor into a GPU tensor ('dst[i] = src' copies) inside a loop: {{.*}} [nosync-pageable-h2d]
+    minibatch.select(0, i).copy_(row);
+    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: 'copy_()' from host memory into a GPU tensor inside a loop: {{.*}} [nosync-pageable-h2d]
+  }
+}
+
 void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& batch, const torch::Tensor& labels) {
   auto staging = torch::empty({8, 3}, torch::TensorOptions().pinned_memory(true));
   auto on_gpu = torch::zeros({8, 3}, torch::TensorOptions().device(torch::kCUDA));
@@ -27,6 +42,11 @@ void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& 
     // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: 'to()' to the GPU from pageable memory inside a loop: {{.*}} [nosync-pageable-h2d]
     on_gpu.copy_(host);
     // CHECK-MESSAGES: :[[@LINE-1]]:12: warning: 'copy_()' from host memory into a GPU tensor inside a loop: {{.*}} [nosync-pageable-h2d]
+    on_gpu[0] = host[0];
+    // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: assigning a host tensor into a GPU tensor ('dst[i] = src' copies) inside a loop: {{.*}} [nosync-pageable-h2d]
+    // Host to host, a scalar fill, and rebinding a name: no upload.
+    staging[1] = host[1];
+    on_gpu[1] = 0.0;
 
     // The recommended pattern: pinned staging + non_blocking.
     staging.copy_(batch);

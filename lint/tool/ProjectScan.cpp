@@ -1,0 +1,182 @@
+#include "ProjectScan.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace nosync::lint {
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+namespace {
+
+constexpr unsigned kMaxFiles = 5000;
+constexpr uint64_t kMaxBytes = 64ull << 20;
+constexpr int kMaxLevels = 8;
+
+bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+bool holdsBuildFile(llvm::StringRef dir) {
+  for (const char* name : {"CMakeLists.txt", "Makefile", "meson.build"}) {
+    llvm::SmallString<256> p(dir);
+    path::append(p, name);
+    if (fs::exists(p)) return true;
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+    if (path::extension(it->path()) == ".sln") return true;
+  return false;
+}
+
+bool isSource(llvm::StringRef file) {
+  static const llvm::StringSet<> exts = {".c",   ".cc",  ".cpp", ".cxx", ".c++", ".cu",  ".cuh",
+                                         ".h",   ".hh",  ".hpp", ".hxx", ".ipp", ".inl", ".tpp"};
+  return exts.contains(path::extension(file).lower());
+}
+
+// Vendored libraries and build output say nothing about where the project's
+// own tensors live.
+bool isSkippedDir(llvm::StringRef name) {
+  static const llvm::StringSet<> skipped = {".git",     "third_party", "third-party", "thirdparty", "3rdparty",
+                                            "external", "extern",      "vendor",      "deps",       "node_modules",
+                                            "out",      ".cache"};
+  std::string lower = name.lower();
+  return skipped.contains(lower) || llvm::StringRef(lower).starts_with("build") ||
+         llvm::StringRef(lower).starts_with("cmake-build");
+}
+
+// `Device device(argv[1])`, `torch::Device(cfg.device)`: a device chosen at
+// run time. The argument's first token is all we look at: a CPU constant or
+// a string literal ("cpu"; "cuda" is caught as a word) is not.
+bool buildsDeviceAtRunTime(llvm::StringRef text) {
+  static const char* const cpuConstants[] = {"torch::kCPU", "at::kCPU", "c10::kCPU", "kCPU",
+                                             "torch::DeviceType::CPU", "at::DeviceType::CPU",
+                                             "c10::DeviceType::CPU", "DeviceType::CPU"};
+  for (size_t at = text.find("Device"); at != llvm::StringRef::npos; at = text.find("Device", at + 1)) {
+    size_t end = at + 6;
+    if ((at > 0 && isIdentChar(text[at - 1])) || (end < text.size() && isIdentChar(text[end]))) continue;
+    llvm::StringRef rest = text.drop_front(end).ltrim();
+    // An optional variable name: `Device device(...)`.
+    size_t name = 0;
+    while (name < rest.size() && isIdentChar(rest[name])) ++name;
+    rest = rest.drop_front(name).ltrim();
+    if (rest.empty() || (rest.front() != '(' && rest.front() != '{')) continue;
+    llvm::StringRef arg = rest.drop_front().ltrim();
+    if (arg.empty() || arg.front() == ')' || arg.front() == '}' || arg.front() == '"') continue;
+    bool cpu = llvm::any_of(cpuConstants, [&](const char* c) {
+      return arg.starts_with(c) && (arg.size() == strlen(c) || !isIdentChar(arg[strlen(c)]));
+    });
+    if (!cpu) return true;
+  }
+  return false;
+}
+
+// The code of a source, comments blanked ("add CUDA support later" says
+// nothing about the program); string and character literals are kept.
+std::string withoutComments(llvm::StringRef text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"' || c == '\'') {
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != c && text[j] != '\n') j += text[j] == '\\' ? 2 : 1;
+      out.append(text.data() + i, std::min(j + 1, text.size()) - i);
+      i = j;
+    } else if (text.substr(i).starts_with("//")) {
+      while (i < text.size() && text[i] != '\n') ++i;
+      out.push_back('\n');
+    } else if (text.substr(i).starts_with("/*")) {
+      size_t end = text.find("*/", i + 2);
+      i = end == llvm::StringRef::npos ? text.size() : end + 1;
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool textDefinesMain(llvm::StringRef text) {
+  // `int main(`, `int main (void)`, `auto main() -> int`.
+  std::string code = withoutComments(text);
+  text = code;
+  for (size_t at = text.find("main"); at != llvm::StringRef::npos; at = text.find("main", at + 1)) {
+    size_t end = at + 4;
+    if ((at > 0 && (isIdentChar(text[at - 1]) || text[at - 1] == ':' || text[at - 1] == '.')) ||
+        (end < text.size() && isIdentChar(text[end])))
+      continue;
+    if (!text.drop_front(end).ltrim().starts_with("(")) continue;
+    llvm::StringRef before = text.take_front(at).rtrim();
+    if (before.ends_with("int") || before.ends_with("auto")) return true;
+  }
+  return false;
+}
+
+bool textMayUseCuda(llvm::StringRef text) {
+  std::string code = withoutComments(text);
+  return llvm::StringRef(code).contains_insensitive("cuda") || buildsDeviceAtRunTime(code);
+}
+
+std::string projectRootOf(llvm::StringRef file) {
+  llvm::SmallString<256> dir(file);
+  fs::make_absolute(dir);
+  path::remove_dots(dir, /*remove_dot_dot=*/true);
+  path::remove_filename(dir);
+  std::string topmostBuild;
+  for (int level = 0; level < kMaxLevels && !dir.empty(); ++level) {
+    llvm::SmallString<256> git(dir);
+    path::append(git, ".git");
+    if (fs::exists(git)) return std::string(dir);
+    if (holdsBuildFile(dir)) topmostBuild = std::string(dir);
+    llvm::StringRef parent = path::parent_path(dir);
+    if (parent == dir) break;
+    dir = parent;
+  }
+  return topmostBuild;
+}
+
+ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
+  ProjectSources out;
+  for (const std::string& f : files) {
+    std::string root = projectRootOf(f);
+    if (root.empty() || (!out.root.empty() && root != out.root)) return ProjectSources{};
+    out.root = root;
+  }
+  if (out.root.empty()) return out;
+  out.mayUseCuda = false;
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(out.root, ec, /*follow_symlinks=*/false), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef p = it->path();
+    if (fs::is_directory(p)) {
+      if (isSkippedDir(path::filename(p))) it.no_push();
+      continue;
+    }
+    if (!isSource(p)) continue;
+    auto buf = llvm::MemoryBuffer::getFile(p);
+    if (!buf) continue;
+    bytes += (*buf)->getBufferSize();
+    if (++out.files > kMaxFiles || bytes > kMaxBytes) return out;  // not complete
+    llvm::StringRef text = (*buf)->getBuffer();
+    out.definesMain = out.definesMain || textDefinesMain(text);
+    if (textMayUseCuda(text)) {
+      out.mayUseCuda = out.complete = true;  // decided: no need to read on
+      return out;
+    }
+  }
+  out.complete = !ec;
+  return out;
+}
+
+}  // namespace nosync::lint

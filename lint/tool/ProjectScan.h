@@ -1,0 +1,47 @@
+// What the sources of the project around the linted files say about the
+// whole program, read as text. A run often holds only some files of a
+// project (a pre-commit hook's changed files, a library file whose main() is
+// elsewhere), so whether the program ever puts a tensor on a GPU cannot be
+// decided from the run's units alone. The project's other C/C++ sources are
+// searched for a main() and for anything that may name a CUDA device: the
+// word "cuda" in any case outside comments (kCUDA, "cuda:0", .cuda(),
+// c10/cuda includes, a CUDA macro), or a Device built from a value other
+// than a CPU constant (`torch::Device device(argv[1])`). Text errs on the
+// side of "may use CUDA".
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace nosync::lint {
+
+struct ProjectSources {
+  std::string root;          // "" when the files share no project root
+  bool complete = false;     // every source under root was read (no limit hit)
+  unsigned files = 0;        // C/C++ sources read
+  bool definesMain = false;  // some source defines main()
+  bool mayUseCuda = true;    // some source may name a CUDA device
+
+  /// The project is a program that never uses a GPU.
+  bool isCpuProgram() const { return complete && definesMain && !mayUseCuda; }
+};
+
+/// The project a file belongs to: its nearest ancestor that is a git checkout
+/// (holds .git), else its topmost ancestor, up to 8 levels, that holds a
+/// build file (CMakeLists.txt, Makefile, meson.build, a Visual Studio .sln);
+/// "" when neither.
+std::string projectRootOf(llvm::StringRef file);
+
+/// Reads the C/C++ sources under the root the files share (vendored code
+/// and build directories skipped: third_party, external, build*, ...).
+/// Bounded: a project of more than 5000 sources or 64 MiB is not complete.
+ProjectSources scanProject(llvm::ArrayRef<std::string> files);
+
+/// The same for one source text: whether it defines main() and whether it
+/// may name a CUDA device (exposed for tests).
+bool textDefinesMain(llvm::StringRef text);
+bool textMayUseCuda(llvm::StringRef text);
+
+}  // namespace nosync::lint

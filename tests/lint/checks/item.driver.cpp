@@ -1,0 +1,76 @@
+// Fixture for training drivers and one-iteration tests (utils/SyncContext),
+// exercised through nosync-item. This unit has no main(): its functions'
+// callers are in other files, as in a project whose trainer is a library.
+#include <torch/torch.h>
+
+#include <vector>
+
+// A function that holds the training loop runs once, like main(): its code
+// outside that loop (setup before it, the final evaluation after it) runs
+// once too. The loop itself is hot.
+float fit(torch::nn::Linear& model, torch::optim::SGD& opt, const torch::Tensor& x, bool test) {
+  float baseline = model->forward(x).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:44: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+  for (int epoch = 0; epoch < 10; ++epoch) {
+    auto loss = model->forward(x).pow(2).mean();
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    float value = loss.item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: 'item()' inside a loop: {{.*}} [nosync-item]
+    if (epoch == 0) {
+      float first = loss.item<float>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:26: remark: 'item()' in throttled code (runs every N-th iteration): {{.*}} [nosync-item]
+      (void)first;
+    }
+    (void)value;
+  }
+  // The final evaluation: a loop after the training loop, also inside an if.
+  float total = 0;
+  if (test) {
+    for (int i = 0; i < 4; ++i) {
+      total += model->forward(x).sum().item<float>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:40: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+    }
+  }
+  return baseline + total;
+}
+
+// Named for one step of a loop elsewhere: it runs every time that loop
+// turns, so its code outside its own loop is not one-off.
+float update(torch::nn::Linear& model, torch::optim::SGD& opt, const std::vector<torch::Tensor>& batches) {
+  float before = model->forward(batches[0]).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:51: warning: 'item()': {{.*}} [nosync-item]
+  for (const auto& b : batches) {
+    auto loss = model->forward(b).pow(2).mean();
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  }
+  return before;
+}
+
+// No training loop: a helper whose callers are not seen.
+float evaluate(torch::nn::Linear& model, const torch::Tensor& x) {
+  return model->forward(x).sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: 'item()': {{.*}} [nosync-item]
+}
+
+// A counter compared for inequality picks almost every iteration: no throttle.
+void log_loop(const torch::Tensor& x) {
+  for (int step = 0; step < 100; ++step) {
+    if (step != 0) {
+      float v = x.sum().item<float>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: 'item()' inside a loop: {{.*}} [nosync-item]
+      (void)v;
+    }
+  }
+}
+
+// Named for loading pretrained weights: one-off, its loop included.
+float load_pretrained(const std::vector<torch::Tensor>& weights) {
+  float total = 0;
+  for (const auto& w : weights) total += w.abs().sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:56: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+  return total;
+}
