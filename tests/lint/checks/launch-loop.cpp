@@ -51,6 +51,12 @@ void train(Net& model, const torch::Tensor& x) {
       item.value().grad().zero_();
     }
     // CHECK-FIXES: at::_foreach_zero_(nosync::kernels::grads_of(model->named_parameters().values()));
+    // The items of named_parameters(), walked by index (a hand-written optimizer).
+    auto items = model->named_parameters().items();
+    for (size_t i = 0; i < items.size(); ++i) {
+      // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: loop over 'items' inside a loop: {{.*}} [nosync-launch-loop]
+      items[i].value().mul_(0.5);
+    }
     // Only metadata or flags: no kernels.
     int64_t count = 0;
     for (const auto& p : params) {
