@@ -224,12 +224,49 @@ bool isDataExample(QualType T) {
   return qualifiedTagName(T) == "torch::data::Example";
 }
 
+// std::vector<Tensor> and its kin, and the ArrayRef through which LibTorch's
+// list parameters (cat, stack) see them: values whose elements are tensors.
+bool isTensorSequence(QualType T) {
+  if (T.isNull())
+    return false;
+  const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T.getNonReferenceType().getCanonicalType()->getAsCXXRecordDecl());
+  if (!S)
+    return false;
+  std::string Q = S->getQualifiedNameAsString();
+  if (Q != "std::vector" && Q != "std::deque" && Q != "std::initializer_list" && Q != "c10::ArrayRef" &&
+      Q != "c10::IListRef")
+    return false;
+  const TemplateArgumentList &Args = S->getTemplateArgs();
+  return Args.size() >= 1 && Args[0].getKind() == TemplateArgument::Type && isTensorType(Args[0].getAsType());
+}
+
+// The braced list or the vector that an ArrayRef / IListRef parameter (cat,
+// stack) or a std::initializer_list is built from, under the temporaries and
+// conversions around it.
+const Expr *unwrapSequence(const Expr *E) {
+  while (true) {
+    if (const auto *C = dyn_cast<CXXConstructExpr>(E); C && C->getNumArgs() == 1)
+      E = C->getArg(0);
+    else if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = M->getSubExpr();
+    else if (const auto *L = dyn_cast<CXXStdInitializerListExpr>(E))
+      E = L->getSubExpr();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = B->getSubExpr();
+    else if (const auto *I = dyn_cast<ImplicitCastExpr>(E))
+      E = I->getSubExpr();
+    else
+      return E->IgnoreParens();
+  }
+}
+
 // The placement shared by every tensor among `Args`; Unknown when they
 // disagree or none is a tensor.
 template <typename Range> DeviceKind commonPlacement(Range Args, ASTContext &Ctx, int Depth) {
   std::optional<DeviceKind> Common;
   for (const Expr *Arg : Args) {
-    if (!isTensorType(Arg->getType()))
+    if (!isTensorType(Arg->getType()) && !isTensorSequence(Arg->getType()))
       continue;
     DeviceKind K = placementImpl(Arg, Ctx, Depth + 1);
     if (Common && *Common != K)
@@ -352,6 +389,156 @@ DeviceKind returnPlacement(const FunctionDecl *F, ASTContext &Ctx, int Depth) {
   return K;
 }
 
+// `Tensor t;`, `std::vector<Tensor> v;`, `std::vector<Tensor> v(n)`: no
+// tensor value yet.
+bool isEmptyConstruction(const Expr *Init) {
+  const auto *C = dyn_cast<CXXConstructExpr>(Init->IgnoreParenImpCasts());
+  if (!C)
+    return false;
+  return llvm::all_of(C->arguments(), [](const Expr *A) {
+    return isa<CXXDefaultArgExpr>(A) || A->getType()->isIntegralOrEnumerationType();
+  });
+}
+
+bool refersTo(const Expr *E, const ValueDecl *D, ASTContext &Ctx) {
+  auto Ref = expr(anyOf(declRefExpr(to(equalsNode(D))), memberExpr(member(equalsNode(D)))));
+  return !match(expr(anyOf(Ref, hasDescendant(Ref))), *E, Ctx).empty();
+}
+
+// `D` is where all of `Values` put it; a value computed from `D` itself
+// (`x = x.to(dev)`) could move it, so then it is unknown.
+DeviceKind valuesPlacement(const ValueDecl *D, const std::vector<const Expr *> &Values, ASTContext &Ctx,
+                           int Depth) {
+  if (llvm::any_of(Values, [&](const Expr *V) { return refersTo(V, D, Ctx); }))
+    return DeviceKind::Unknown;
+  return agreedPlacement(Values, Ctx, Depth);
+}
+
+// `for (auto &t : tensors)`: the sequence `t` walks, when `V` is such a loop
+// variable.
+const Expr *rangeOfLoopVariable(const VarDecl *V, ASTContext &Ctx) {
+  for (const DynTypedNode &DS : Ctx.getParents(*V))
+    for (const DynTypedNode &P : Ctx.getParents(DS))
+      if (const auto *For = P.get<CXXForRangeStmt>(); For && For->getLoopVariable() == V)
+        return For->getRangeInit();
+  return nullptr;
+}
+
+// v.at(i), v.back(), v.front() of a sequence of tensors.
+bool isElementAccess(const CXXMemberCallExpr *MC) {
+  const CXXMethodDecl *M = MC->getMethodDecl();
+  return M && M->getDeclName().isIdentifier() && llvm::is_contained({"at", "back", "front"}, M->getName()) &&
+         isTensorSequence(MC->getImplicitObjectArgument()->getType());
+}
+
+// The tensors an initializer puts into a sequence: `{a, b}`, `(n, t)`, a
+// copy of another sequence. nullopt for one we cannot read.
+std::optional<std::vector<const Expr *>> initialElements(const Expr *Init) {
+  Init = Init->IgnoreParenImpCasts();
+  if (isEmptyConstruction(Init))
+    return std::vector<const Expr *>{};
+  if (const auto *C = dyn_cast<CXXConstructExpr>(Init)) {
+    std::vector<const Expr *> Out;
+    for (const Expr *A : C->arguments())
+      if (isTensorType(A->getType()) || isTensorSequence(A->getType()))
+        Out.push_back(A);
+      else if (!A->getType()->isIntegralOrEnumerationType() && !isa<CXXDefaultArgExpr>(A))
+        return std::nullopt;  // iterators, allocators
+    return Out;
+  }
+  return std::vector<const Expr *>{Init};
+}
+
+// Whether a call in `Scope` can give `D` (a tensor or a sequence of them) a
+// value other than by assignment and push_back: given by non-const reference,
+// swapped, inserted into.
+bool filledElsewhere(const ValueDecl *D, const Decl &Scope, ASTContext &Ctx) {
+  auto Ref = ignoringParenImpCasts(expr(anyOf(declRefExpr(to(equalsNode(D))), memberExpr(member(equalsNode(D))))));
+  auto ByRef = callExpr(forEachArgumentWithParam(
+      Ref, parmVarDecl(hasType(lValueReferenceType(pointee(unless(isConstQualified())))))));
+  auto Other = cxxMemberCallExpr(on(Ref), callee(cxxMethodDecl(hasAnyName("insert", "emplace", "assign", "swap"))));
+  // for (auto &t : v) t = t.to(device);
+  auto MutableRef = hasType(lValueReferenceType(pointee(unless(isConstQualified()))));
+  auto LoopStore = cxxForRangeStmt(
+      hasRangeInit(Ref), hasLoopVariable(varDecl(MutableRef).bind("element")),
+      hasBody(hasDescendant(cxxOperatorCallExpr(
+          hasOverloadedOperatorName("="),
+          hasArgument(0, ignoringParenImpCasts(declRefExpr(to(varDecl(equalsBoundNode("element"))))))))));
+  return !match(decl(hasDescendant(stmt(anyOf(ByRef, Other, LoopStore)))), Scope, Ctx).empty();
+}
+
+// The values put into the sequence `D` in `Scope`: push_back / emplace_back
+// arguments, `D[i] = value`, `D = other`. nullopt when something else fills
+// it.
+std::optional<std::vector<const Expr *>> sequenceValues(const ValueDecl *D, const Decl &Scope, ASTContext &Ctx) {
+  if (filledElsewhere(D, Scope, Ctx))
+    return std::nullopt;
+  auto Ref = ignoringParenImpCasts(expr(anyOf(declRefExpr(to(equalsNode(D))), memberExpr(member(equalsNode(D))))));
+  auto Push = cxxMemberCallExpr(on(Ref), callee(cxxMethodDecl(hasAnyName("push_back", "emplace_back")))).bind("push");
+  auto Store = cxxOperatorCallExpr(
+      hasOverloadedOperatorName("="),
+      hasArgument(0, ignoringParenImpCasts(anyOf(
+                         Ref, cxxOperatorCallExpr(hasOverloadedOperatorName("[]"), hasArgument(0, Ref))))),
+      hasArgument(1, expr().bind("value")));
+  std::vector<const Expr *> Out;
+  for (const BoundNodes &N : match(decl(forEachDescendant(expr(anyOf(Push, Store)))), Scope, Ctx)) {
+    if (const auto *Call = N.getNodeAs<CXXMemberCallExpr>("push")) {
+      if (Call->getNumArgs() != 1 || !isTensorType(Call->getArg(0)->getType()))
+        return std::nullopt;  // emplace_back(constructor arguments)
+      Out.push_back(Call->getArg(0));
+    } else {
+      Out.push_back(N.getNodeAs<Expr>("value"));
+    }
+  }
+  return Out;
+}
+
+// A sequence of tensors (a local or a member) is where every tensor put into
+// it is: `states.push_back(torch::full(..))` everywhere, a host buffer.
+DeviceKind sequencePlacement(const ValueDecl *D, ASTContext &Ctx, int Depth) {
+  auto [It, Inserted] = declPlacementCache().try_emplace(D, DeviceKind::Unknown);
+  if (!Inserted)
+    return It->second;  // known, or being computed (a cycle): unknown
+  std::vector<const Expr *> Values;
+  std::vector<const Decl *> Scopes;
+  bool Readable = true;
+  auto AddInit = [&](const Expr *Init) {
+    std::optional<std::vector<const Expr *>> Elements = Init ? initialElements(Init) : std::nullopt;
+    if (!Init)
+      return;
+    if (!Elements)
+      Readable = false;
+    else
+      Values.insert(Values.end(), Elements->begin(), Elements->end());
+  };
+  if (const auto *V = dyn_cast<VarDecl>(D)) {
+    const auto *Fn = dyn_cast_or_null<Decl>(V->getParentFunctionOrMethod());
+    if (!Fn)
+      return DeviceKind::Unknown;
+    Scopes.push_back(Fn);
+    AddInit(V->getInit());
+  } else if (const auto *Field = dyn_cast<FieldDecl>(D)) {
+    Scopes = mainFileDecls(Ctx);
+    AddInit(Field->getInClassInitializer());
+    auto Init = cxxCtorInitializer(forField(equalsNode(Field)), withInitializer(expr().bind("value")));
+    for (const Decl *Scope : Scopes)
+      for (const BoundNodes &N :
+           match(decl(forEachDescendant(cxxConstructorDecl(forEachConstructorInitializer(Init)))), *Scope, Ctx))
+        AddInit(N.getNodeAs<Expr>("value"));
+  }
+  for (const Decl *Scope : Scopes) {
+    std::optional<std::vector<const Expr *>> Put = Readable ? sequenceValues(D, *Scope, Ctx) : std::nullopt;
+    if (!Put) {
+      Readable = false;
+      break;
+    }
+    Values.insert(Values.end(), Put->begin(), Put->end());
+  }
+  DeviceKind K = Readable ? valuesPlacement(D, Values, Ctx, Depth) : DeviceKind::Unknown;
+  declPlacementCache()[D] = K;
+  return K;
+}
+
 // Whether every loop around `Use` also holds `V`'s declaration: then each
 // time `Use` runs, `V` was initialized on the way there.
 bool loopsAlsoHoldDecl(const Expr *Use, const VarDecl *V, ASTContext &Ctx) {
@@ -394,13 +581,29 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
   E = stripImplicit(E);
   if (!E || Depth > 12)
     return DeviceKind::Unknown;
+  if (isTensorSequence(E->getType())) {
+    // The braced list or vector under an ArrayRef.
+    if (const Expr *Inner = unwrapSequence(E); Inner != E)
+      return placementImpl(Inner, Ctx, Depth + 1);
+    if (const auto *ME = dyn_cast<MemberExpr>(E))
+      if (const auto *Field = dyn_cast<FieldDecl>(ME->getMemberDecl()))
+        return sequencePlacement(Field, Ctx, Depth);
+    // A local or a parameter: below, with the tensors.
+  }
+  // {a, b} given to cat / stack.
+  if (const auto *List = dyn_cast<InitListExpr>(E); List && E->getType()->isArrayType())
+    return commonPlacement(List->inits(), Ctx, Depth);
   // t[i], a > b, a * b: computed where the tensor operands live.
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() == OO_Subscript && isTensorSequence(Op->getArg(0)->getType()))
+      return placementImpl(Op->getArg(0), Ctx, Depth + 1);  // an element is where its sequence is
     if (!isTensorType(Op->getType()) || Op->getOperator() == OO_Equal)
       return DeviceKind::Unknown;
     return commonPlacement(Op->arguments(), Ctx, Depth);
   }
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    if (isElementAccess(MC))
+      return placementImpl(MC->getImplicitObjectArgument(), Ctx, Depth + 1);
     llvm::StringRef Name = tensorMethodName(MC);
     // Tuple-returning ops (max(dim), sort) reach here through structured
     // bindings; they are placed like tensor-returning ones.
@@ -451,14 +654,29 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
                                : DeviceKind::Unknown;
     }
     if (const auto *Param = dyn_cast<ParmVarDecl>(DRE->getDecl()))
-      return isTensorType(Param->getType()) ? parameterPlacement(Param, Ctx, Depth) : DeviceKind::Unknown;
+      return isTensorType(Param->getType()) || isTensorSequence(Param->getType())
+                 ? parameterPlacement(Param, Ctx, Depth)
+                 : DeviceKind::Unknown;
     const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
-    if (!V || !V->hasLocalStorage() || !V->getInit())
+    if (!V || !V->hasLocalStorage())
       return DeviceKind::Unknown;
+    if (const Expr *Range = rangeOfLoopVariable(V, Ctx))
+      return isTensorSequence(Range->getType()) ? placementImpl(Range, Ctx, Depth + 1) : DeviceKind::Unknown;
+    if (isTensorSequence(V->getType()))
+      return sequencePlacement(V, Ctx, Depth);
+    if (!V->getInit() || isEmptyConstruction(V->getInit()))  // `Tensor m;` then `m = ..`
+      return !V->getParentFunctionOrMethod() ||
+                     filledElsewhere(V, *cast<Decl>(V->getParentFunctionOrMethod()), Ctx)
+                 ? DeviceKind::Unknown
+                 : valuesPlacement(V, assignedValues(V, Ctx), Ctx, Depth);
     DeviceKind K = placementImpl(V->getInit(), Ctx, Depth + 1);
-    if (K == DeviceKind::Unknown || (isLocallyReassigned(V, Ctx) && !readBeforeReassignment(DRE, V, Ctx)))
-      return DeviceKind::Unknown;
-    return K;
+    if (K == DeviceKind::Unknown || !isLocallyReassigned(V, Ctx) || readBeforeReassignment(DRE, V, Ctx))
+      return K;
+    // Reassigned: still `K` when every value it is given is placed like its
+    // initializer.
+    std::vector<const Expr *> Values = assignedValues(V, Ctx);
+    Values.push_back(V->getInit());
+    return valuesPlacement(V, Values, Ctx, Depth);
   }
   return DeviceKind::Unknown;
 }

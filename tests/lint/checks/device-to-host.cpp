@@ -43,11 +43,14 @@ std::vector<float> collect(torch::nn::Linear& model, const torch::Tensor& x, tor
     // from x: every call of collect() passes a CUDA tensor.)
     pinned.copy_(model->weight.view({-1}).repeat({3}).narrow(0, 0, 8));
     auto i = pred.to(torch::kCPU, /*non_blocking=*/true);
-    // Host tensors: no copy at all.
+    // Host tensors: no copy at all; also those kept in a vector of host tensors.
     auto j = host_buffer.cpu();
+    std::vector<torch::Tensor> host_rows(2, torch::zeros({4}));
+    host_rows.push_back(torch::ones({4}));
+    auto k = torch::cat(host_rows).to(torch::kCPU);
     // One element read: nosync-item reports it.
     out.push_back(pred.cpu().data_ptr<float>()[0]);
-    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g, (void)h, (void)i, (void)j, (void)rebound;
+    (void)a, (void)b, (void)c, (void)d, (void)e, (void)f, (void)g, (void)h, (void)i, (void)j, (void)k, (void)rebound;
   }
   return out;
 }

@@ -17,6 +17,17 @@ void fill_minibatch(torch::Tensor& minibatch, std::vector<float>& rows) {
   }
 }
 
+// Frames kept as host tensors in a vector: their stack is on the CPU, and
+// writing it into the observation buffer is the same staged copy.
+void store_frames(torch::Tensor& observations, std::vector<float>& pixels) {
+  std::vector<torch::Tensor> frames;
+  for (int64_t i = 0; i < 4; ++i)
+    frames.push_back(torch::from_blob(pixels.data() + 3 * i, {3}));
+  for (int64_t step = 0; step < 8; ++step)
+    observations.select(0, step).copy_(torch::stack(frames, 0));
+    // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: 'copy_()' from host memory into a GPU tensor inside a loop: {{.*}} [nosync-pageable-h2d]
+}
+
 void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& batch, const torch::Tensor& labels) {
   auto staging = torch::empty({8, 3}, torch::TensorOptions().pinned_memory(true));
   auto on_gpu = torch::zeros({8, 3}, torch::TensorOptions().device(torch::kCUDA));
