@@ -307,6 +307,20 @@ std::vector<const Decl *> mainFileDecls(ASTContext &Ctx) {
   return Out;
 }
 
+// The values a member is initialized with: its default member initializer
+// and the main file's constructors' initializers.
+std::vector<const Expr *> memberInitializers(const FieldDecl *Field, ASTContext &Ctx) {
+  std::vector<const Expr *> Out;
+  if (const Expr *Default = Field->getInClassInitializer())
+    Out.push_back(Default);
+  auto Init = cxxCtorInitializer(forField(equalsNode(Field)), withInitializer(expr().bind("value")));
+  for (const Decl *D : mainFileDecls(Ctx))
+    for (const BoundNodes &N :
+         match(decl(forEachDescendant(cxxConstructorDecl(forEachConstructorInitializer(Init)))), *D, Ctx))
+      Out.push_back(N.getNodeAs<Expr>("value"));
+  return Out;
+}
+
 // A tensor member is where every value it is given puts it: its default
 // member initializer, constructors' initializers, and assignments in the
 // main file (`obs_ = torch::zeros(.., device)`). A value made from the member
@@ -318,15 +332,9 @@ DeviceKind memberPlacement(const FieldDecl *Field, ASTContext &Ctx, int Depth) {
   auto Self = memberExpr(member(equalsNode(Field)));
   auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, ignoringParenImpCasts(Self)),
                                     hasArgument(1, expr(unless(hasDescendant(Self))).bind("value")));
-  auto Init = cxxCtorInitializer(forField(equalsNode(Field)), withInitializer(expr().bind("value")));
-  std::vector<const Expr *> Values;
-  if (const Expr *Default = Field->getInClassInitializer())
-    Values.push_back(Default);
+  std::vector<const Expr *> Values = memberInitializers(Field, Ctx);
   for (const Decl *D : mainFileDecls(Ctx))
-    for (const BoundNodes &N : match(decl(forEachDescendant(decl(anyOf(
-                                         cxxConstructorDecl(forEachConstructorInitializer(Init)),
-                                         functionDecl(hasBody(forEachDescendant(Assign))))))),
-                                     *D, Ctx))
+    for (const BoundNodes &N : match(decl(forEachDescendant(functionDecl(hasBody(forEachDescendant(Assign))))), *D, Ctx))
       Values.push_back(N.getNodeAs<Expr>("value"));
   // A constructor's default-constructed member is no placement: an undefined
   // tensor, given its value later.
@@ -400,8 +408,13 @@ bool isEmptyConstruction(const Expr *Init) {
   });
 }
 
+// A use of `D`, a local (or parameter) or a member.
+StatementMatcher refTo(const ValueDecl *D) {
+  return expr(anyOf(declRefExpr(to(equalsNode(D))), memberExpr(member(equalsNode(D)))));
+}
+
 bool refersTo(const Expr *E, const ValueDecl *D, ASTContext &Ctx) {
-  auto Ref = expr(anyOf(declRefExpr(to(equalsNode(D))), memberExpr(member(equalsNode(D)))));
+  auto Ref = refTo(D);
   return !match(expr(anyOf(Ref, hasDescendant(Ref))), *E, Ctx).empty();
 }
 
@@ -453,12 +466,11 @@ std::optional<std::vector<const Expr *>> initialElements(const Expr *Init) {
 // value other than by assignment and push_back: given by non-const reference,
 // swapped, inserted into.
 bool filledElsewhere(const ValueDecl *D, const Decl &Scope, ASTContext &Ctx) {
-  auto Ref = ignoringParenImpCasts(expr(anyOf(declRefExpr(to(equalsNode(D))), memberExpr(member(equalsNode(D))))));
-  auto ByRef = callExpr(forEachArgumentWithParam(
-      Ref, parmVarDecl(hasType(lValueReferenceType(pointee(unless(isConstQualified())))))));
+  auto Ref = ignoringParenImpCasts(refTo(D));
+  auto MutableRef = hasType(lValueReferenceType(pointee(unless(isConstQualified()))));
+  auto ByRef = callExpr(forEachArgumentWithParam(Ref, parmVarDecl(MutableRef)));
   auto Other = cxxMemberCallExpr(on(Ref), callee(cxxMethodDecl(hasAnyName("insert", "emplace", "assign", "swap"))));
   // for (auto &t : v) t = t.to(device);
-  auto MutableRef = hasType(lValueReferenceType(pointee(unless(isConstQualified()))));
   auto LoopStore = cxxForRangeStmt(
       hasRangeInit(Ref), hasLoopVariable(varDecl(MutableRef).bind("element")),
       hasBody(hasDescendant(cxxOperatorCallExpr(
@@ -473,7 +485,7 @@ bool filledElsewhere(const ValueDecl *D, const Decl &Scope, ASTContext &Ctx) {
 std::optional<std::vector<const Expr *>> sequenceValues(const ValueDecl *D, const Decl &Scope, ASTContext &Ctx) {
   if (filledElsewhere(D, Scope, Ctx))
     return std::nullopt;
-  auto Ref = ignoringParenImpCasts(expr(anyOf(declRefExpr(to(equalsNode(D))), memberExpr(member(equalsNode(D))))));
+  auto Ref = ignoringParenImpCasts(refTo(D));
   auto Push = cxxMemberCallExpr(on(Ref), callee(cxxMethodDecl(hasAnyName("push_back", "emplace_back")))).bind("push");
   auto Store = cxxOperatorCallExpr(
       hasOverloadedOperatorName("="),
@@ -502,29 +514,25 @@ DeviceKind sequencePlacement(const ValueDecl *D, ASTContext &Ctx, int Depth) {
   std::vector<const Expr *> Values;
   std::vector<const Decl *> Scopes;
   bool Readable = true;
-  auto AddInit = [&](const Expr *Init) {
-    std::optional<std::vector<const Expr *>> Elements = Init ? initialElements(Init) : std::nullopt;
-    if (!Init)
-      return;
-    if (!Elements)
-      Readable = false;
-    else
-      Values.insert(Values.end(), Elements->begin(), Elements->end());
-  };
+  std::vector<const Expr *> Inits;
   if (const auto *V = dyn_cast<VarDecl>(D)) {
     const auto *Fn = dyn_cast_or_null<Decl>(V->getParentFunctionOrMethod());
     if (!Fn)
       return DeviceKind::Unknown;
     Scopes.push_back(Fn);
-    AddInit(V->getInit());
+    if (V->getInit())
+      Inits.push_back(V->getInit());
   } else if (const auto *Field = dyn_cast<FieldDecl>(D)) {
     Scopes = mainFileDecls(Ctx);
-    AddInit(Field->getInClassInitializer());
-    auto Init = cxxCtorInitializer(forField(equalsNode(Field)), withInitializer(expr().bind("value")));
-    for (const Decl *Scope : Scopes)
-      for (const BoundNodes &N :
-           match(decl(forEachDescendant(cxxConstructorDecl(forEachConstructorInitializer(Init)))), *Scope, Ctx))
-        AddInit(N.getNodeAs<Expr>("value"));
+    Inits = memberInitializers(Field, Ctx);
+  }
+  for (const Expr *Init : Inits) {
+    std::optional<std::vector<const Expr *>> Elements = initialElements(Init);
+    if (!Elements) {
+      Readable = false;
+      break;
+    }
+    Values.insert(Values.end(), Elements->begin(), Elements->end());
   }
   for (const Decl *Scope : Scopes) {
     std::optional<std::vector<const Expr *>> Put = Readable ? sequenceValues(D, *Scope, Ctx) : std::nullopt;
