@@ -73,6 +73,15 @@ void BoolConditionCheck::check(const MatchFinder::MatchResult &Result) {
   F.Loc = callNameLoc(Call);
   F.What = "'" + Call->getDirectCallee()->getName().str() + "()' in a condition";
   F.Value = receiverOf(Call) ? receiverOf(Call) : (Call->getNumArgs() ? Call->getArg(0) : nullptr);
+  // One tensor decides it; with two (equal(a, b)) both would have to be known.
+  llvm::SmallVector<const Expr *, 3> Tensors;
+  if (const Expr *Receiver = receiverOf(Call))
+    Tensors.push_back(Receiver);
+  for (const Expr *Arg : Call->arguments())
+    if (isTensorExpr(Arg))
+      Tensors.push_back(Arg);
+  if (Tensors.size() == 1)
+    F.PlacedBy = Tensors.front();
   F.Advice = adviceFor(Call, Ctx);
   report(std::move(F), Ctx);
 }

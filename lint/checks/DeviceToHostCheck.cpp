@@ -23,10 +23,19 @@ bool isMove(const OpEntry &E) { return E.op == Op::Cpu || E.op == Op::To; }
 bool feedsElementRead(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
   const DynTypedNode Node = DynTypedNode::create(*Call);
   DynTypedNodeList Parents = Ctx.getParents(Node);
-  // Up through implicit nodes to the data_ptr() call made on this result.
-  while (!Parents.empty() && Parents[0].get<Expr>() &&
-         isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, MemberExpr>(Parents[0].get<Expr>()))
+  // Up through implicit nodes, and elements and views of the copy
+  // (x.cpu()[0], x.cpu().squeeze()), to the call that reads it.
+  while (!Parents.empty() && Parents[0].get<Expr>()) {
+    const Expr *P = Parents[0].get<Expr>();
+    const auto *View = dyn_cast<CXXMemberCallExpr>(P);
+    const auto *Element = dyn_cast<CXXOperatorCallExpr>(P);
+    bool Through = isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, MemberExpr>(P) ||
+                   (View && isTensorType(View->getType()) && !tensorMethodName(View).empty()) ||
+                   (Element && Element->getOperator() == OO_Subscript && isTensorType(Element->getType()));
+    if (!Through)
+      break;
     Parents = Ctx.getParents(Parents[0]);
+  }
   const auto *Ptr = Parents.empty() ? nullptr : Parents[0].get<CXXMemberCallExpr>();
   // x.cpu().item<float>(): the value read is the point; nosync-item reports it.
   if (opOfCall(Ptr, [](const OpEntry &E) { return E.rule == RuleId::Item && E.form == OpForm::Call; }))
@@ -111,7 +120,7 @@ void DeviceToHostCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx
   F.Site = Call;
   F.Loc = callNameLoc(Call);
   F.What = "'" + tensorMethodName(Call).str() + "()' to the CPU";
-  F.Value = receiverOf(Call);
+  F.Value = F.PlacedBy = receiverOf(Call);
   F.Advice = advice();
   report(std::move(F), Ctx);
 }

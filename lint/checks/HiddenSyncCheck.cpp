@@ -275,6 +275,7 @@ void HiddenSyncCheck::check(const MatchFinder::MatchResult &Result) {
            : Entry->form == OpForm::StreamInsertion ? "printing a tensor"
                                                  : "'" + Callee->getName().str() + "()'";
   F.Advice = std::string(Entry->advice);
+  F.PlacedBy = Subject;
   if (Entry->op == Op::ClipGradNorm) {
     std::optional<FixItHint> Fix = isResultDiscarded(Call, Ctx) ? clipFix(Call, Ctx) : std::nullopt;
     if (Fix) {

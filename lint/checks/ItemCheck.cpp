@@ -186,7 +186,7 @@ void ItemCheck::checkItemCall(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
   F.Site = Call;
   F.Loc = callNameLoc(Call);
   F.What = "'item()'";
-  F.Value = receiverOf(Call);
+  F.Value = F.PlacedBy = receiverOf(Call);
   F.Advice = adviceFor(Call, Ctx);
   if (const CXXMemberCallExpr *Conv = scalarConversionOf(Call, Ctx)) {
     if (!OwnedHere(Conv))
@@ -218,7 +218,7 @@ void ItemCheck::checkHostElementRead(const CXXMemberCallExpr *CpuCall, ASTContex
   F.Site = CpuCall;
   F.Loc = callNameLoc(CpuCall);
   F.What = "'" + tensorMethodName(CpuCall).str() + "()' to read one element";
-  F.Value = receiverOf(CpuCall);
+  F.Value = F.PlacedBy = receiverOf(CpuCall);
   F.Advice = std::string(::nosync::rules::get(Op::ElementRead).advice);
   report(F, Ctx);
 }

@@ -181,7 +181,8 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
   Finding F;
   F.Site = Call;
   F.Loc = callNameLoc(Call);
-  F.Value = Source;
+  F.Value = F.PlacedBy = Source;
+  F.QuietWhenOn = DeviceKind::Cuda;  // already there: a no-op
   if (const CallExpr *Factory = factoryReceiver(Call); Factory && DeviceArg) {
     F.What = "'" + Factory->getDirectCallee()->getName().str() + "(...)." + tensorMethodName(Call).str() +
              "()' builds the tensor on the CPU and copies it";

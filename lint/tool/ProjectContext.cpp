@@ -22,6 +22,11 @@ using Edge = CallEdge<llvm::StringRef, llvm::StringRef>;
 // What a check wrote after " || " in its context note (RuleCheck::emit).
 struct Facts {
   std::string fn, name, what, severity, lowMode;
+  // The parameter that places the finding's tensor, and where every caller
+  // would have to put it for no sync ('c' / 'g'); empty when none does.
+  std::string placingFn;
+  unsigned placingIndex = 0;
+  char quietOn = 0;
   LocalContext local;
   ContextKind kind = ContextKind::Plain;
   bool plainIsLow = false;
@@ -44,6 +49,9 @@ std::optional<Facts> parseFacts(llvm::StringRef note) {
     else if (key == "sev") f.severity = value.str();
     else if (key == "low") f.lowMode = value.lower();
     else if (key == "plainlow") f.plainIsLow = value == "1";
+    else if (key == "pfn") f.placingFn = value.str();
+    else if (key == "pidx") value.getAsInteger(10, f.placingIndex);
+    else if (key == "quiet" && value.size() == 1) f.quietOn = value[0];
     else if (key == "local") haveLocal = clang::tidy::nosync::decodeLocal(value.str(), f.local);
     else if (key == "kind") {
       unsigned k;
@@ -76,6 +84,21 @@ std::string withContext(const std::string& message, const Facts& f, ContextKind 
   return message;
 }
 
+// Where the arguments of every call of a function are, per call
+// (argumentPlacements in lint/checks/utils/Placement.h).
+using ArgumentPlaces = llvm::StringMap<std::vector<std::string>>;
+
+// Whether every call of the run places the finding's tensor where it does
+// not sync (a print helper every caller hands `.cpu()` results): then the
+// checks, had they seen the callers, would have reported nothing.
+bool placedQuietByCallers(const Facts& f, const ArgumentPlaces& places) {
+  if (f.placingFn.empty() || !f.quietOn) return false;
+  auto it = places.find(f.placingFn);
+  return it != places.end() && !it->second.empty() && llvm::all_of(it->second, [&](const std::string& call) {
+    return f.placingIndex < call.size() && call[f.placingIndex] == f.quietOn;
+  });
+}
+
 }  // namespace
 
 unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSources& sources) {
@@ -102,6 +125,9 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
         edges.push_back(e);
     }
   auto heat = clang::tidy::nosync::classifyCallers(edges);
+  ArgumentPlaces places;
+  for (const TuResult& tu : results)
+    for (const ExportedCall& c : tu.calls) places[c.Callee].push_back(c.ArgPlaces);
 
   unsigned changed = 0;
   for (TuResult& tu : results) {
@@ -111,6 +137,10 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
       std::optional<Facts> f = note == e.Notes.end() ? std::nullopt : parseFacts(note->Message);
       if (!f) {
         kept.push_back(std::move(e));
+        continue;
+      }
+      if (placedQuietByCallers(*f, places)) {
+        ++changed;  // as in one file: no finding
         continue;
       }
       llvm::StringRef fn = f->fn;

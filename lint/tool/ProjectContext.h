@@ -19,8 +19,9 @@ namespace nosync::lint {
 
 // Changes the level, message and context note of the findings whose context
 // the whole project decides differently (a finding whose rule's LowSeverity
-// option is `silent` is dropped when it becomes low severity). Returns how
-// many findings changed.
+// option is `silent` is dropped when it becomes low severity), and drops the
+// findings on a parameter's tensor that every call of the run places where
+// it does not sync. Returns how many findings changed.
 unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSources& sources);
 
 }  // namespace nosync::lint

@@ -111,13 +111,13 @@ std::optional<std::vector<clang::tidy::ClangTidyError>> parseErrors(llvm::String
   return errors;
 }
 
-// A call as [caller, callee, "<in loop><throttled><caller cold><caller main>", site].
+// A call as [caller, callee, "<in loop><throttled><caller cold><caller main>", site, argument places].
 llvm::json::Array serializeCalls(const std::vector<ExportedCall>& calls) {
   llvm::json::Array out;
   for (const ExportedCall& c : calls) {
     std::string flags;
     for (bool b : {c.InLoop, c.Throttled, c.CallerIsCold, c.CallerRunsOnce}) flags.push_back(b ? '1' : '0');
-    out.push_back(llvm::json::Array{c.Caller, c.Callee, flags, c.At});
+    out.push_back(llvm::json::Array{c.Caller, c.Callee, flags, c.At, c.ArgPlaces});
   }
   return out;
 }
@@ -126,12 +126,12 @@ std::optional<std::vector<ExportedCall>> parseCalls(const llvm::json::Array& cal
   std::vector<ExportedCall> out;
   for (const llvm::json::Value& v : calls) {
     const llvm::json::Array* a = v.getAsArray();
-    if (!a || a->size() != 4) return std::nullopt;
+    if (!a || a->size() != 5) return std::nullopt;
     auto caller = (*a)[0].getAsString(), callee = (*a)[1].getAsString(), flags = (*a)[2].getAsString(),
-         site = (*a)[3].getAsString();
-    if (!caller || !callee || !flags || !site || flags->size() != 4) return std::nullopt;
+         site = (*a)[3].getAsString(), args = (*a)[4].getAsString();
+    if (!caller || !callee || !flags || !site || !args || flags->size() != 4) return std::nullopt;
     out.push_back({caller->str(), callee->str(), (*flags)[0] == '1', (*flags)[1] == '1', (*flags)[2] == '1',
-                   (*flags)[3] == '1', site->str()});
+                   (*flags)[3] == '1', site->str(), args->str()});
   }
   return out;
 }

@@ -38,6 +38,10 @@ template <typename Fn, typename Site> struct CallEdge {
   bool CallerIsCold;  // the caller is a test, or named like setup/export
   bool CallerRunsOnce;  // main(), or a training driver (a function that holds the training loop)
   Site At;            // the call, for explanations
+  // Where each argument of the call is, one character per parameter of the
+  // callee ('c' CPU, 'g' CUDA, '?' unknown or no tensor); empty when not
+  // worked out. Only nosync-lint's project-wide pass fills and reads it.
+  std::string ArgPlaces = {};
 };
 
 template <typename Fn, typename Site> struct CallerHeat {

@@ -173,10 +173,12 @@ DeviceKind classifyDeviceImpl(const Expr *E, ASTContext &Ctx, int Depth) {
         return classifyDeviceImpl(MC->getArg(0), Ctx, Depth + 1);
       return classifyDeviceImpl(MC->getImplicitObjectArgument(), Ctx, Depth + 1);
     }
-    // tensor.options(): where the tensor is, when the source says.
+    // tensor.options(), tensor.device(): where the tensor is, when the source
+    // says.
     if (const Expr *Of = optionsOfTensor(MC))
       return placementImpl(Of, Ctx, Depth + 1, false);
-    // tensor.device(): a runtime fact.
+    if (tensorMethodName(MC) == "device")
+      return placementImpl(receiverOf(MC), Ctx, Depth + 1, false);
     return DeviceKind::Unknown;
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
@@ -418,13 +420,29 @@ bool refersTo(const Expr *E, const ValueDecl *D, ASTContext &Ctx) {
   return !match(expr(anyOf(Ref, hasDescendant(Ref))), *E, Ctx).empty();
 }
 
-// `D` is where all of `Values` put it; a value computed from `D` itself
-// (`x = x.to(dev)`) could move it, so then it is unknown.
+// While valuesPlacement tries whether a value computed from `D` keeps `D`
+// where its other values put it: `D`'s assumed placement.
+llvm::DenseMap<const ValueDecl *, DeviceKind> &assumedPlacements() {
+  thread_local llvm::DenseMap<const ValueDecl *, DeviceKind> Assumed;
+  return Assumed;
+}
+
+// `D` is where all of `Values` put it. A value computed from `D` itself
+// counts when it is placed so too while `D` is (`acc = cat({acc, x.cpu()})`
+// keeps a host accumulator on the host; `x = x.to(dev)` may move it).
 DeviceKind valuesPlacement(const ValueDecl *D, const std::vector<const Expr *> &Values, ASTContext &Ctx,
                            int Depth) {
-  if (llvm::any_of(Values, [&](const Expr *V) { return refersTo(V, D, Ctx); }))
-    return DeviceKind::Unknown;
-  return agreedPlacement(Values, Ctx, Depth);
+  std::vector<const Expr *> Own, FromD;
+  for (const Expr *V : Values)
+    (refersTo(V, D, Ctx) ? FromD : Own).push_back(V);
+  DeviceKind K = agreedPlacement(Own, Ctx, Depth);
+  if (K == DeviceKind::Unknown || FromD.empty())
+    return K;
+  if (!assumedPlacements().try_emplace(D, K).second)
+    return DeviceKind::Unknown;  // already assuming it, further up
+  DeviceKind Then = agreedPlacement(FromD, Ctx, Depth);
+  assumedPlacements().erase(D);
+  return Then == K ? K : DeviceKind::Unknown;
 }
 
 // `for (auto &t : tensors)`: the sequence `t` walks, when `V` is such a loop
@@ -585,6 +603,69 @@ bool readBeforeReassignment(const DeclRefExpr *Use, const VarDecl *V, ASTContext
   return loopsAlsoHoldDecl(Use, V, Ctx);
 }
 
+// Whether every loop around `Inner` also holds `Outer` (both in one function).
+bool loopsAroundAlsoHold(const Stmt *Inner, const Stmt *Outer, ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  DynTypedNode Child = DynTypedNode::create(*Inner);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Child);
+    if (Parents.empty() || Parents[0].get<FunctionDecl>() || Parents[0].get<LambdaExpr>())
+      return true;
+    if (const auto *Loop = Parents[0].get<Stmt>(); Loop && isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(Loop))
+      if (SM.isBeforeInTranslationUnit(Outer->getBeginLoc(), Loop->getBeginLoc()))
+        return false;
+    Child = Parents[0];
+  }
+}
+
+// Whether `S` is a statement of a block (a `{...}`) that also holds `Use`
+// after it: in structured code it then runs before each time `Use` does.
+bool dominates(const Stmt *S, const Expr *Use, ASTContext &Ctx) {
+  DynTypedNode Child = DynTypedNode::create(*S);
+  const CompoundStmt *Block = nullptr;
+  while (!Block) {
+    DynTypedNodeList Parents = Ctx.getParents(Child);
+    if (Parents.empty() || Parents[0].get<FunctionDecl>() || Parents[0].get<LambdaExpr>())
+      return false;
+    Block = Parents[0].get<CompoundStmt>();
+    // Only an expression statement of the block: not an assignment in a
+    // condition, a loop's increment, a `?:` or the right of `&&`.
+    const auto *P = Parents[0].get<Stmt>();
+    if (!Block && (!P || !isa<Expr>(P) || isa<ConditionalOperator, BinaryOperator>(P)))
+      return false;
+    Child = Parents[0];
+  }
+  DynTypedNode Up = DynTypedNode::create(*Use);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Up);
+    if (Parents.empty() || Parents[0].get<LambdaExpr>())
+      return false;
+    if (Parents[0].get<CompoundStmt>() == Block)
+      return true;
+    Up = Parents[0];
+  }
+}
+
+// `x = x.to(kCPU); print(x);`: the value `Use` reads, when the assignment to
+// `V` just before it (in source order) runs before it every time; nullptr
+// otherwise (a branch's assignment, a loop around `Use` only, a move).
+const Expr *dominatingAssignedValue(const DeclRefExpr *Use, const VarDecl *V, ASTContext &Ctx) {
+  const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
+  if (!Fn || !Fn->hasBody())
+    return nullptr;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const CallExpr *Last = nullptr;
+  for (const CallExpr *A : reassignments(V, *Fn, Ctx))
+    if (SM.isBeforeInTranslationUnit(A->getEndLoc(), Use->getBeginLoc()) &&
+        (!Last || SM.isBeforeInTranslationUnit(Last->getBeginLoc(), A->getBeginLoc())))
+      Last = A;
+  const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(Last);
+  if (!Assign || Assign->getOperator() != OO_Equal || !dominates(Assign, Use, Ctx) ||
+      !loopsAroundAlsoHold(Use, Assign, Ctx))
+    return nullptr;
+  return Assign->getArg(1);
+}
+
 DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple) {
   E = stripImplicit(E);
   if (!E || Depth > 12)
@@ -605,13 +686,20 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
     if (Op->getOperator() == OO_Subscript && isTensorSequence(Op->getArg(0)->getType()))
       return placementImpl(Op->getArg(0), Ctx, Depth + 1);  // an element is where its sequence is
-    if (!isTensorType(Op->getType()) || Op->getOperator() == OO_Equal)
+    // `module(x)` too: a module computes where its inputs are.
+    bool ModuleCall = Op->getOperator() == OO_Call && AllowTuple;
+    if ((!isTensorType(Op->getType()) && !ModuleCall) || Op->getOperator() == OO_Equal)
       return DeviceKind::Unknown;
     return commonPlacement(Op->arguments(), Ctx, Depth);
   }
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
     if (isElementAccess(MC))
       return placementImpl(MC->getImplicitObjectArgument(), Ctx, Depth + 1);
+    // lstm->forward(x, state): where its inputs are (the module is there too).
+    if (const CXXMethodDecl *M = MC->getMethodDecl(); M && M->getDeclName().isIdentifier() &&
+                                                       M->getName() == "forward" &&
+                                                       (isTensorType(MC->getType()) || AllowTuple))
+      return commonPlacement(MC->arguments(), Ctx, Depth);
     llvm::StringRef Name = tensorMethodName(MC);
     // Tuple-returning ops (max(dim), sort) reach here through structured
     // bindings; they are placed like tensor-returning ones.
@@ -624,6 +712,11 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
     if (Name == "to") {
       if (const Expr *Dev = deviceArgOfTo(MC)) {
         DeviceKind K = classifyDeviceImpl(Dev, Ctx, Depth + 1);
+        // A device the source does not show (`device_`, a parameter) is, in
+        // training code, the GPU, as nosync-pageable-h2d takes it; another
+        // tensor's device is wherever that tensor is.
+        if (K == DeviceKind::Unknown && isDeviceTyped(Dev) && tensorMethodName(stripImplicit(Dev)) != "device")
+          return DeviceKind::Cuda;
         if (K != DeviceKind::NoDevice)
           return K;
       }
@@ -637,6 +730,9 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     const FunctionDecl *F = Call->getDirectCallee();
+    // std::get<0>(lstm->forward(x)): placed like the tuple.
+    if (F && F->getQualifiedNameAsString() == "std::get" && Call->getNumArgs() == 1 && isTensorType(Call->getType()))
+      return placementImpl(Call->getArg(0), Ctx, Depth + 1, /*AllowTuple=*/true);
     if (F && !isTorchFunction(F) && !isa<CXXMethodDecl>(F) && isTensorType(Call->getType()))
       return returnPlacement(F, Ctx, Depth);
     if (!isTorchFunction(F) || !(isTensorType(Call->getType()) || AllowTuple))
@@ -668,8 +764,13 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
     const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
     if (!V || !V->hasLocalStorage())
       return DeviceKind::Unknown;
+    if (auto It = assumedPlacements().find(V); It != assumedPlacements().end())
+      return It->second;
     if (const Expr *Range = rangeOfLoopVariable(V, Ctx))
       return isTensorSequence(Range->getType()) ? placementImpl(Range, Ctx, Depth + 1) : DeviceKind::Unknown;
+    if (isTensorType(V->getType()))
+      if (const Expr *Value = dominatingAssignedValue(DRE, V, Ctx))
+        return placementImpl(Value, Ctx, Depth + 1);
     if (isTensorSequence(V->getType()))
       return sequencePlacement(V, Ctx, Depth);
     if (!V->getInit() || isEmptyConstruction(V->getInit()))  // `Tensor m;` then `m = ..`
@@ -687,6 +788,75 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
     return valuesPlacement(V, Values, Ctx, Depth);
   }
   return DeviceKind::Unknown;
+}
+
+// The one tensor among `Args` (nullptr for none or several), for a value
+// computed from it alone.
+template <typename Range> const Expr *soleTensor(Range Args) {
+  const Expr *Sole = nullptr;
+  for (const Expr *A : Args)
+    if (isTensorExpr(A) || isTensorSequence(stripImplicit(A)->getType())) {
+      if (Sole)
+        return nullptr;
+      Sole = A;
+    }
+  return Sole;
+}
+
+// The parameter whose placement placementImpl would follow to decide `E`'s,
+// along the same steps (ops that keep their input's placement, elements,
+// locals' initializers); nullptr when `E` is placed by anything else.
+const ParmVarDecl *placingParameterImpl(const Expr *E, ASTContext &Ctx, int Depth) {
+  E = stripImplicit(E);
+  if (!E || Depth > 12)
+    return nullptr;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() == OO_Subscript && isTensorSequence(Op->getArg(0)->getType()))
+      return placingParameterImpl(Op->getArg(0), Ctx, Depth + 1);
+    if (!isTensorType(Op->getType()) || Op->getOperator() == OO_Equal)
+      return nullptr;
+    const Expr *Sole = soleTensor(Op->arguments());
+    return Sole ? placingParameterImpl(Sole, Ctx, Depth + 1) : nullptr;
+  }
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    if (isElementAccess(MC))
+      return placingParameterImpl(MC->getImplicitObjectArgument(), Ctx, Depth + 1);
+    llvm::StringRef Name = tensorMethodName(MC);
+    if (Name.empty() || !isTensorType(MC->getType()) || Name == "cpu" || Name == "cuda" || Name == "pin_memory")
+      return nullptr;
+    if (Name == "to")
+      if (const Expr *Dev = deviceArgOfTo(MC); Dev && classifyDeviceImpl(Dev, Ctx, Depth + 1) != DeviceKind::NoDevice)
+        return nullptr;
+    if (Name == "to" && MC->getNumArgs() && isTensorType(stripImplicit(MC->getArg(0))->getType()))
+      return nullptr;  // to(other)
+    return placingParameterImpl(receiverOf(MC), Ctx, Depth + 1);
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *F = Call->getDirectCallee();
+    if (!isTorchFunction(F) || !isTensorType(Call->getType()) || isPlacingFactory(F->getName()))
+      return nullptr;
+    const Expr *Sole = soleTensor(Call->arguments());
+    return Sole ? placingParameterImpl(Sole, Ctx, Depth + 1) : nullptr;
+  }
+  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+  if (!DRE)
+    return nullptr;
+  if (const auto *Param = dyn_cast<ParmVarDecl>(DRE->getDecl())) {
+    const auto *Fn = dyn_cast_or_null<FunctionDecl>(Param->getDeclContext());
+    bool Typed = isTensorType(Param->getType()) || isTensorSequence(Param->getType());
+    return Typed && Fn && Fn->getDeclName().isIdentifier() && !isLocallyReassigned(Param, Ctx) ? Param : nullptr;
+  }
+  const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+  if (!V || !V->hasLocalStorage())
+    return nullptr;
+  if (const Expr *Range = rangeOfLoopVariable(V, Ctx))
+    return placingParameterImpl(Range, Ctx, Depth + 1);
+  if (const Expr *Value = isTensorType(V->getType()) ? dominatingAssignedValue(DRE, V, Ctx) : nullptr)
+    return placingParameterImpl(Value, Ctx, Depth + 1);
+  if (!V->getInit() || isEmptyConstruction(V->getInit()) || isTensorSequence(V->getType()) ||
+      isLocallyReassigned(V, Ctx))
+    return nullptr;
+  return placingParameterImpl(V->getInit(), Ctx, Depth + 1);
 }
 
 bool isPinnedImpl(const Expr *E, ASTContext &Ctx, int Depth) {
@@ -792,10 +962,50 @@ DeviceKind placementOf(const Expr *E, ASTContext &Ctx) {
 
 bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx) { return placementOf(E, Ctx) == DeviceKind::Cpu; }
 
+const ParmVarDecl *placingParameter(const Expr *E, ASTContext &Ctx) {
+  return placingParameterImpl(E, Ctx, 0);
+}
+
+char placementCode(DeviceKind K) { return K == DeviceKind::Cpu ? 'c' : K == DeviceKind::Cuda ? 'g' : '?'; }
+
+std::string argumentPlacements(const CallExpr *Call, const FunctionDecl *Callee, ASTContext &Ctx) {
+  const FunctionDecl *Direct = Call->getDirectCallee();
+  if (!Direct || !Callee)
+    return "";
+  if (const FunctionDecl *Pattern = Direct->getTemplateInstantiationPattern())
+    Direct = Pattern;
+  // `model(x)` reaches forward() through ModuleHolder::operator(): other
+  // parameters than the callee's.
+  if (Direct->getCanonicalDecl() != Callee->getCanonicalDecl())
+    return "";
+  // A member operator's first argument is the object.
+  unsigned Offset = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Direct) ? 1 : 0;
+  std::string Out;
+  for (unsigned I = 0; I < Callee->getNumParams(); ++I) {
+    const Expr *Arg = I + Offset < Call->getNumArgs() ? Call->getArg(I + Offset) : nullptr;
+    bool Tensor = Arg && !isa<CXXDefaultArgExpr>(Arg) && (isTensorExpr(Arg) || isTensorSequence(stripImplicit(Arg)->getType()));
+    Out.push_back(Tensor ? placementCode(placementOf(Arg, Ctx)) : '?');
+  }
+  return Out;
+}
+
 void clearPlacementCache() { declPlacementCache().clear(); }
 
 bool isHostCopyOfDeviceValue(const Expr *E, ASTContext &Ctx) {
-  const auto *Copy = dyn_cast_or_null<CXXMemberCallExpr>(stripImplicit(E));
+  // Down through elements and views of the copy: x.to(kCPU)[0], x.cpu().squeeze().
+  E = stripImplicit(E);
+  while (E) {
+    const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+    if (Op && Op->getOperator() == OO_Subscript && isTensorExpr(Op->getArg(0)))
+      E = stripImplicit(Op->getArg(0));
+    else if (MC && isTensorType(MC->getType()) && !tensorMethodName(MC).empty() &&
+             !llvm::is_contained({"cpu", "to", "cuda"}, tensorMethodName(MC)))
+      E = stripImplicit(receiverOf(MC));
+    else
+      break;
+  }
+  const auto *Copy = dyn_cast_or_null<CXXMemberCallExpr>(E);
   return Copy && opOfCall(Copy, [](const OpEntry &Entry) { return Entry.op == Op::Cpu || Entry.op == Op::To; }) &&
          isProvablyOnCpu(Copy, Ctx) && !isProvablyOnCpu(receiverOf(Copy), Ctx);
 }

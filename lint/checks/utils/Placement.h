@@ -5,6 +5,8 @@
 
 #include "clang/AST/ExprCXX.h"
 
+#include <string>
+
 namespace clang::tidy::nosync {
 
 /// Which device an expression names, when it can be known from the source.
@@ -48,6 +50,21 @@ bool isHostCopyOfDeviceValue(const Expr *E, ASTContext &Ctx);
 /// Where the value of a tensor expression provably lives, by the same
 /// reasoning as isProvablyOnCpu; Unknown when the source does not say.
 DeviceKind placementOf(const Expr *E, ASTContext &Ctx);
+
+/// The parameter of the enclosing function whose placement decides `E`'s:
+/// `p`, `p.mean()`, `p[0]`, a local initialized from `p` and not reassigned.
+/// nullptr when `E` is placed by anything else (a copy, a factory, two
+/// tensors). nosync-lint reads it to place `E` from callers in other files.
+const ParmVarDecl *placingParameter(const Expr *E, ASTContext &Ctx);
+
+/// 'c' for the CPU, 'g' for CUDA, '?' for unknown.
+char placementCode(DeviceKind K);
+
+/// One placementCode per parameter of `Callee`, for the arguments `Call`
+/// gives it ('?' for a non-tensor or defaulted argument); "" when `Call`
+/// reaches `Callee` only indirectly (a module's forward() through
+/// operator()).
+std::string argumentPlacements(const CallExpr *Call, const FunctionDecl *Callee, ASTContext &Ctx);
 
 /// Forgets the placements of members and parameters worked out for the
 /// translation unit that ends (RuleCheck calls it at its end).

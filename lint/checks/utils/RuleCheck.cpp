@@ -132,6 +132,17 @@ void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
   }
 }
 
+// "\tpfn=<function>\tpidx=<parameter>\tquiet=<c|g>" when a parameter places
+// the finding's tensor: nosync-lint places it from callers in other files.
+static std::string placingFacts(const Finding &F, ASTContext &Ctx) {
+  const ParmVarDecl *Param = F.PlacedBy ? placingParameter(F.PlacedBy, Ctx) : nullptr;
+  const auto *Fn = Param ? dyn_cast<FunctionDecl>(Param->getDeclContext()) : nullptr;
+  if (!Fn || F.QuietWhenOn == DeviceKind::Unknown)
+    return "";
+  return "\tpfn=" + functionKey(Fn) + "\tpidx=" + std::to_string(Param->getFunctionScopeIndex()) +
+         "\tquiet=" + placementCode(F.QuietWhenOn);
+}
+
 void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
   SyncContext Where = Analyzer.classify(F.Site, Ctx, F.TextLoop);
   // `error` is reported as a warning here and raised by the driver (nosync-lint
@@ -186,7 +197,7 @@ void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
                         std::to_string(static_cast<int>(Where.Kind)) + "\tsev=" +
                         std::string(::nosync::rules::to_string(ConfiguredSeverity)) + "\tlow=" +
                         LowSeverityText + "\tplainlow=" + (isPlainContextLowSeverity() ? "1" : "0") +
-                        "\twhat=" + F.What;
+                        placingFacts(F, Ctx) + "\twhat=" + F.What;
     diag(F.Loc, "nosync-context: %0", DiagnosticIDs::Note) << Why + Facts;
   }
 }

@@ -5,6 +5,7 @@
 // warning.
 #pragma once
 
+#include "utils/Placement.h"
 #include "utils/SyncContext.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
@@ -45,6 +46,12 @@ struct Finding {
   /// A complete edit implementing `Advice`, attached to the note only
   /// (applied with --fix-notes, never by plain --fix).
   std::vector<FixItHint> AdviceFixes;
+  /// The tensor whose placement made this a sync (the value read, the
+  /// source uploaded), and where it would have to be for none: CPU for a
+  /// read, CUDA for an upload. When a parameter places it, nosync-lint drops
+  /// the finding if every call in the project passes a tensor placed so.
+  const Expr *PlacedBy = nullptr;
+  DeviceKind QuietWhenOn = DeviceKind::Cpu;
   /// For a call read from code the compiler dropped (DroppedCode.h): the
   /// loop of the dropped text that repeats it; invalid otherwise.
   SourceLocation TextLoop;

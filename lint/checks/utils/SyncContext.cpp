@@ -114,13 +114,17 @@ public:
   bool VisitCallExpr(CallExpr *Call) {
     if (!CurrentFn)
       return true;
-    for (const FunctionDecl *Callee : calleesOf(Call))
+    for (const FunctionDecl *Callee : calleesOf(Call)) {
       Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
                        runsOnce(CurrentFn), Call->getBeginLoc()});
+      Calls.push_back(Call);
+    }
     return true;
   }
 
   const std::vector<Edge> &edges() const { return Edges; }
+  /// The call of each edge, in the same order.
+  const std::vector<const CallExpr *> &calls() const { return Calls; }
 
 private:
 
@@ -176,6 +180,7 @@ private:
   unsigned LoopDepth = 0;
   unsigned ThrottleDepth = 0;
   std::vector<Edge> Edges;
+  std::vector<const CallExpr *> Calls;
   llvm::DenseMap<const FunctionDecl *, bool> ColdCallers, OnceCallers;
 };
 
@@ -427,9 +432,16 @@ std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx)
   CallGraphBuilder Builder(Ctx);
   Builder.TraverseDecl(Ctx.getTranslationUnitDecl());
   std::vector<CallEdge<std::string, std::string>> Out;
-  for (const Edge &E : Builder.edges())
+  // Placements are cached per unit by declaration; the checks cleared the
+  // cache at their end, and the next unit on this thread must not see ours.
+  clearPlacementCache();
+  for (size_t I = 0; I < Builder.edges().size(); ++I) {
+    const Edge &E = Builder.edges()[I];
     Out.push_back({functionKey(E.Caller), functionKey(E.Callee), E.InLoop, E.Throttled, E.CallerIsCold,
-                   E.CallerRunsOnce, siteText(E.At, Ctx.getSourceManager())});
+                   E.CallerRunsOnce, siteText(E.At, Ctx.getSourceManager()),
+                   argumentPlacements(Builder.calls()[I], E.Callee, Ctx)});
+  }
+  clearPlacementCache();
   return Out;
 }
 

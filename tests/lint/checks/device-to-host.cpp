@@ -25,9 +25,12 @@ std::vector<float> collect(torch::nn::Linear& model, const torch::Tensor& x, tor
     // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'copy_()' into a CPU tensor inside a loop: {{.*}} [nosync-device-to-host]
     host_buffer[0] = on_device[0];
     // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: assigning a GPU tensor into a CPU tensor ('dst[i] = src' copies) inside a loop: {{.*}} [nosync-device-to-host]
+    // A module's output is where its input is: x is on the GPU (see main()).
+    host_buffer[1] = pred[1];
+    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: assigning a GPU tensor into a CPU tensor ('dst[i] = src' copies) inside a loop: {{.*}} [nosync-device-to-host]
     // A source not known to be on the GPU: host data assembled on the host, as
     // often as not. Rebinding a name and filling with a scalar copy nothing.
-    host_buffer[1] = pred[1];
+    host_buffer[3] = model->weight[0];
     auto rebound = host_buffer;
     rebound = on_device;
     host_buffer[2] = 0.5;
