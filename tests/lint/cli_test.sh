@@ -95,6 +95,13 @@ if [[ -n "$TORCH_INC" ]]; then
     "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}"
   expect context-project-once 1 "helpers.cpp:15:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
     "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}"
+  # A parameter every caller in the run hands a host copy: no sync to report.
+  expect context-one-file-param 1 "helpers.cpp:22:[0-9]+: warning: 'item\\(\\)'" -- \
+    "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  expect context-project-param-run 1 "helpers.cpp:10:[0-9]+: warning" -- \
+    "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}"
+  if grep -Eq "helpers.cpp:22:[0-9]+:" "$tmp/out"; then bad "context-project-param-host: print_host's item() still reported"
+  else ok "context-project-param-host"; fi
   expect context-project-cpu 0 "helpers.cpp:10:[0-9]+: remark: 'clip_grad_norm_\(\)' in a program that never uses CUDA" -- \
     "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/train_cpu.cpp" -- -std=c++17 "${inc[@]}"
   expect context-project-library-not-cpu 1 "helpers.cpp:10:[0-9]+: warning: 'clip_grad_norm_\(\)' in 'clip', which is called from a loop" -- \

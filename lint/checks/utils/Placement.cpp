@@ -731,7 +731,8 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     const FunctionDecl *F = Call->getDirectCallee();
     // std::get<0>(lstm->forward(x)): placed like the tuple.
-    if (F && F->getQualifiedNameAsString() == "std::get" && Call->getNumArgs() == 1 && isTensorType(Call->getType()))
+    if (F && F->getQualifiedNameAsString() == "std::get" && Call->getNumArgs() == 1 &&
+        (isTensorType(Call->getType()) || AllowTuple))
       return placementImpl(Call->getArg(0), Ctx, Depth + 1, /*AllowTuple=*/true);
     if (F && !isTorchFunction(F) && !isa<CXXMethodDecl>(F) && isTensorType(Call->getType()))
       return returnPlacement(F, Ctx, Depth);
@@ -757,10 +758,13 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
       return D && D->getInit() ? placementImpl(D->getInit(), Ctx, Depth + 1, /*AllowTuple=*/true)
                                : DeviceKind::Unknown;
     }
-    if (const auto *Param = dyn_cast<ParmVarDecl>(DRE->getDecl()))
+    if (const auto *Param = dyn_cast<ParmVarDecl>(DRE->getDecl())) {
+      if (const Expr *Value = isTensorType(Param->getType()) ? dominatingAssignedValue(DRE, Param, Ctx) : nullptr)
+        return placementImpl(Value, Ctx, Depth + 1);
       return isTensorType(Param->getType()) || isTensorSequence(Param->getType())
                  ? parameterPlacement(Param, Ctx, Depth)
                  : DeviceKind::Unknown;
+    }
     const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
     if (!V || !V->hasLocalStorage())
       return DeviceKind::Unknown;
@@ -778,7 +782,8 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
                      filledElsewhere(V, *cast<Decl>(V->getParentFunctionOrMethod()), Ctx)
                  ? DeviceKind::Unknown
                  : valuesPlacement(V, assignedValues(V, Ctx), Ctx, Depth);
-    DeviceKind K = placementImpl(V->getInit(), Ctx, Depth + 1);
+    // `auto state = std::get<1>(lstm->forward(x))`: a tuple, placed like a tensor.
+    DeviceKind K = placementImpl(V->getInit(), Ctx, Depth + 1, /*AllowTuple=*/!isTensorType(V->getType()));
     if (K == DeviceKind::Unknown || !isLocallyReassigned(V, Ctx) || readBeforeReassignment(DRE, V, Ctx))
       return K;
     // Reassigned: still `K` when every value it is given is placed like its

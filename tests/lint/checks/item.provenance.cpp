@@ -31,6 +31,31 @@ private:
   torch::Tensor state_;   // the GPU
 };
 
+// A read after `x = value` that runs before it every time: where that value
+// is. A host accumulator (`acc = cat({acc, y.cpu()})`) stays on the host.
+float decode(torch::Tensor out, const torch::Tensor& gpu) {
+  out = out.to(torch::kCPU);
+  float first = out[0].item<float>();
+  torch::Tensor acc;
+  for (int i = 0; i < 3; ++i) {
+    if (i == 0)
+      acc = gpu.cpu();
+    else
+      acc = torch::cat({acc, gpu.cpu()});
+  }
+  float mean = acc.mean().item<float>();
+  // The copy and the read in one expression: one sync, reported as the read.
+  float next = gpu.to(torch::kCPU)[0].item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:39: warning: 'item()' in 'decode', which is called from a loop: {{.*}} [nosync-item]
+  // A branch's assignment does not run every time: unknown, a sync.
+  torch::Tensor maybe = gpu;
+  if (first > 0)
+    maybe = maybe.cpu();
+  float last = maybe.sum().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: 'item()' in 'decode', which is called from a loop: {{.*}} [nosync-item]
+  return first + mean + next + last;
+}
+
 int main() {
   torch::Device device(torch::kCUDA);
   Agent agent;
@@ -42,6 +67,7 @@ int main() {
     read_value(weights.sum().cpu());
     read_value(weights.sum());
     agent.step();
+    decode(weights, weights);
   }
   return 0;
 }

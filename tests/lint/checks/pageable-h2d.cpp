@@ -120,6 +120,20 @@ void blur(torch::nn::Linear& model, const torch::Tensor& img, const torch::Tenso
   }
 }
 
+// A tensor already moved to `device`, and a module's output on it, are there:
+// moving them again copies nothing.
+void predict(torch::nn::Linear& model, torch::nn::LSTM& lstm, const torch::Tensor& x, torch::Device device) {
+  for (int step = 0; step < 10; ++step) {
+    torch::Tensor in = x.to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:26: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
+    torch::Tensor again = in.to(device);
+    torch::Tensor out = model(in).to(device);
+    auto state = std::get<1>(lstm->forward(in.unsqueeze(0)));
+    torch::Tensor hidden = std::get<0>(state).to(device);
+    (void)again, (void)out, (void)hidden;
+  }
+}
+
 int main() {
   torch::Device device(torch::kCUDA);
   torch::nn::Linear model(3, 1);
@@ -130,5 +144,7 @@ int main() {
   model->forward(batch);
   // train() is given host tensors: its uploads are real.
   train(model, device, torch::randn({8, 3}), torch::zeros({8, 1}));
+  torch::nn::LSTM lstm(1, 4);
+  predict(model, lstm, torch::randn({8, 3}), device);
   return 0;
 }
