@@ -122,7 +122,7 @@ if [[ -n "$TORCH_INC" ]]; then
   "$LINT" --no-cache --format=json --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}" \
     >"$tmp/pc.json" 2>/dev/null
   json_assert context-json "$tmp/pc.json" \
-    "any(f['line'] == 10 and 'call at train.cpp:14' in f['context'] and '||' not in f['context'] for f in d)"
+    "any(f['line'] == 10 and 'call at train.cpp:15' in f['context'] and '||' not in f['context'] for f in d)"
   # The real checks are linked in: a per-step item() in a loop is a warning.
   expect real-checks-linked 1 'real_item_in_loop.cpp:10:[0-9]+: warning: .*\[nosync-item\]' -- \
     "$LINT" --no-cache "$FIX/real_item_in_loop.cpp" -- -std=c++17 "${inc[@]}"

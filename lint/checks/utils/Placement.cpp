@@ -8,6 +8,7 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <optional>
 #include <string>
@@ -565,24 +566,30 @@ DeviceKind sequencePlacement(const ValueDecl *D, ASTContext &Ctx, int Depth) {
   return K;
 }
 
-// Whether every loop around `Use` also holds `V`'s declaration: then each
-// time `Use` runs, `V` was initialized on the way there.
-bool loopsAlsoHoldDecl(const Expr *Use, const VarDecl *V, ASTContext &Ctx) {
-  const SourceManager &SM = Ctx.getSourceManager();
-  DynTypedNode Child = DynTypedNode::create(*Use);
+// Whether `Holds` is true of every loop around `S` in its function.
+bool everyLoopAround(const Stmt *S, ASTContext &Ctx, llvm::function_ref<bool(const Stmt *Loop)> Holds) {
+  DynTypedNode Child = DynTypedNode::create(*S);
   while (true) {
     DynTypedNodeList Parents = Ctx.getParents(Child);
     if (Parents.empty() || Parents[0].get<FunctionDecl>() || Parents[0].get<LambdaExpr>())
       return true;
-    if (const auto *Loop = Parents[0].get<Stmt>(); Loop && isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(Loop)) {
-      // A for statement's init runs once, not each iteration: only its body counts.
-      const Stmt *Repeated = isa<ForStmt>(Loop) ? cast<ForStmt>(Loop)->getBody() : Loop;
-      if (!Repeated || !SM.isBeforeInTranslationUnit(Repeated->getBeginLoc(), V->getLocation()) ||
-          !SM.isBeforeInTranslationUnit(V->getLocation(), Repeated->getEndLoc()))
-        return false;
-    }
+    if (const auto *Loop = Parents[0].get<Stmt>();
+        Loop && isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(Loop) && !Holds(Loop))
+      return false;
     Child = Parents[0];
   }
+}
+
+// Whether every loop around `Use` also holds `V`'s declaration: then each
+// time `Use` runs, `V` was initialized on the way there.
+bool loopsAlsoHoldDecl(const Expr *Use, const VarDecl *V, ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  return everyLoopAround(Use, Ctx, [&](const Stmt *Loop) {
+    // A for statement's init runs once, not each iteration: only its body counts.
+    const Stmt *Repeated = isa<ForStmt>(Loop) ? cast<ForStmt>(Loop)->getBody() : Loop;
+    return Repeated && SM.isBeforeInTranslationUnit(Repeated->getBeginLoc(), V->getLocation()) &&
+           SM.isBeforeInTranslationUnit(V->getLocation(), Repeated->getEndLoc());
+  });
 }
 
 // `w = w.to(dev)`: the `w` read there still holds its initializer's value
@@ -606,16 +613,9 @@ bool readBeforeReassignment(const DeclRefExpr *Use, const VarDecl *V, ASTContext
 // Whether every loop around `Inner` also holds `Outer` (both in one function).
 bool loopsAroundAlsoHold(const Stmt *Inner, const Stmt *Outer, ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
-  DynTypedNode Child = DynTypedNode::create(*Inner);
-  while (true) {
-    DynTypedNodeList Parents = Ctx.getParents(Child);
-    if (Parents.empty() || Parents[0].get<FunctionDecl>() || Parents[0].get<LambdaExpr>())
-      return true;
-    if (const auto *Loop = Parents[0].get<Stmt>(); Loop && isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(Loop))
-      if (SM.isBeforeInTranslationUnit(Outer->getBeginLoc(), Loop->getBeginLoc()))
-        return false;
-    Child = Parents[0];
-  }
+  return everyLoopAround(Inner, Ctx, [&](const Stmt *Loop) {
+    return !SM.isBeforeInTranslationUnit(Outer->getBeginLoc(), Loop->getBeginLoc());
+  });
 }
 
 // Whether `S` is a statement of a block (a `{...}`) that also holds `Use`
