@@ -58,13 +58,18 @@ void BoolConditionCheck::check(const MatchFinder::MatchResult &Result) {
   ASTContext &Ctx = *Result.Context;
   if (!opOfCall(Call, isBranchRead) || !isInControlFlowCondition(Call, Ctx))
     return;
-  // Every tensor involved on the CPU: comparing host memory costs nothing.
-  bool AllOnCpu = true;
-  if (const Expr *Receiver = receiverOf(Call))
-    AllOnCpu = isProvablyOnCpu(Receiver, Ctx) && !isHostCopyOfDeviceValue(Receiver, Ctx);
+  // The tensors involved: the receiver, then tensor arguments.
+  const Expr *Receiver = receiverOf(Call);
+  llvm::SmallVector<const Expr *, 3> Tensors;
+  if (Receiver)
+    Tensors.push_back(Receiver);
   for (const Expr *Arg : Call->arguments())
     if (isTensorExpr(Arg))
-      AllOnCpu = AllOnCpu && isProvablyOnCpu(Arg, Ctx);
+      Tensors.push_back(Arg);
+  // Every one on the CPU: comparing host memory costs nothing.
+  bool AllOnCpu = llvm::all_of(Tensors, [&](const Expr *T) {
+    return isProvablyOnCpu(T, Ctx) && (T != Receiver || !isHostCopyOfDeviceValue(T, Ctx));
+  });
   if (AllOnCpu)
     return;
 
@@ -74,12 +79,6 @@ void BoolConditionCheck::check(const MatchFinder::MatchResult &Result) {
   F.What = "'" + Call->getDirectCallee()->getName().str() + "()' in a condition";
   F.Value = receiverOf(Call) ? receiverOf(Call) : (Call->getNumArgs() ? Call->getArg(0) : nullptr);
   // One tensor decides it; with two (equal(a, b)) both would have to be known.
-  llvm::SmallVector<const Expr *, 3> Tensors;
-  if (const Expr *Receiver = receiverOf(Call))
-    Tensors.push_back(Receiver);
-  for (const Expr *Arg : Call->arguments())
-    if (isTensorExpr(Arg))
-      Tensors.push_back(Arg);
   if (Tensors.size() == 1)
     F.PlacedBy = Tensors.front();
   F.Advice = adviceFor(Call, Ctx);

@@ -9,9 +9,10 @@ namespace clang::tidy::nosync {
 /// stream_synchronize(), CUDAStream/CUDAEvent/c10::Stream/c10::Event
 /// synchronize(), and the CUDA runtime/driver calls
 /// (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize,
-/// cuCtxSynchronize, ...). Only hot code (loops and functions called from
-/// them) gets a warning; elsewhere such a call is usually deliberate
-/// (timing, shutdown) and is reported at the low severity.
+/// cuCtxSynchronize, ...). Like every rule, it warns in hot code and in
+/// functions no code of the run calls (a serving engine's execute_model(), a
+/// framework's per-step callback: their callers are elsewhere); throttled,
+/// test and one-off code (timing after the loop, shutdown) is low severity.
 class ExplicitSyncCheck : public RuleCheck {
 public:
   /// The catalog entry this check reports (and is registered) under.
@@ -20,9 +21,6 @@ public:
   ExplicitSyncCheck(StringRef Name, ClangTidyContext *Context);
   void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
-
-protected:
-  bool isPlainContextLowSeverity() const override { return true; }
 };
 
 }  // namespace clang::tidy::nosync

@@ -134,6 +134,10 @@ void LaunchLoopCheck::check(const MatchFinder::MatchResult &Result) {
   // loops) launches its kernels once: not worth a finding at any level.
   if (contextAnalyzer().classify(Loop, Ctx).Kind == ContextKind::OneOff)
     return;
+  // Host tensors (a collate function padding the examples of a batch): their
+  // ops run on the CPU and launch nothing on the GPU.
+  if (placementOf(Range, Ctx) == DeviceKind::Cpu)
+    return;
 
   Finding F;
   F.Site = Loop;

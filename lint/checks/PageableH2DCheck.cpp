@@ -130,6 +130,7 @@ void PageableH2DCheck::registerMatchers(MatchFinder *Finder) {
       cxxOperatorCallExpr(torch_matchers::tensorCopyAssignment(wordsOf(::nosync::rules::get(Op::AssignInto).methods)))
           .bind("assign"),
       this);
+  Finder->addMatcher(callExpr(opCall({Op::TensorFromHost})).bind("fromhost"), this);
 }
 
 void PageableH2DCheck::check(const MatchFinder::MatchResult &Result) {
@@ -139,6 +140,8 @@ void PageableH2DCheck::check(const MatchFinder::MatchResult &Result) {
     checkCopyFrom(Copy, *Result.Context);
   else if (const auto *Assign = Result.Nodes.getNodeAs<CXXOperatorCallExpr>("assign"))
     checkAssignment(Assign, *Result.Context);
+  else if (const auto *FromHost = Result.Nodes.getNodeAs<CallExpr>("fromhost"))
+    checkTensorFromHost(FromHost, *Result.Context);
 }
 
 void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx) {
@@ -203,6 +206,28 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
     }
   }
   report(std::move(F), Ctx);
+}
+
+void PageableH2DCheck::checkTensorFromHost(const CallExpr *Call, ASTContext &Ctx) {
+  const FunctionDecl *F = Call->getDirectCallee();
+  const Expr *Options = nullptr;
+  for (unsigned I = 0, N = std::min(F->getNumParams(), Call->getNumArgs()); I < N; ++I)
+    if (StringRef(F->getParamDecl(I)->getType().getAsString()).contains("TensorOptions"))
+      Options = Call->getArg(I);
+  if (!Options || isa<CXXDefaultArgExpr>(Options))
+    return;  // built on the CPU and left there
+  // As for .to(device): a device the source does not show is, in training
+  // code, the GPU; options that name no device keep the values on the CPU.
+  DeviceKind Target = classifyDevice(Options, Ctx);
+  if (Target != DeviceKind::Cuda && !(Target == DeviceKind::Unknown && optionsNameDevice(Options)))
+    return;
+  Finding Fd;
+  Fd.Site = Call;
+  Fd.Loc = callNameLoc(Call);
+  Fd.What = "'" + F->getName().str() + "(...)' with a device gathers the values on the host and copies them "
+            "to the GPU from pageable memory";
+  Fd.Advice = std::string(::nosync::rules::get(Op::TensorFromHost).advice);
+  report(std::move(Fd), Ctx);
 }
 
 void PageableH2DCheck::checkCopyFrom(const CXXMemberCallExpr *Copy, ASTContext &Ctx) {

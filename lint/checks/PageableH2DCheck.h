@@ -8,7 +8,8 @@ namespace clang::tidy::nosync {
 /// nosync-pageable-h2d: host-to-device copies that block the host.
 /// Flags `.to(device)` / `.cuda()` / `dst.copy_(src)` / `dst[i] = src` towards the GPU from
 /// memory that is not pinned, or without non_blocking, and tensors built on
-/// the CPU only to be moved (`torch::ones({..}).to(device)`). For the
+/// the CPU only to be moved (`torch::ones({..}).to(device)`), or built from
+/// host values straight onto the GPU (`torch::tensor(v, opts.device(d))`). For the
 /// latter the fix (create it on the device) keeps behaviour and is applied
 /// by --fix for deterministic factories.
 ///
@@ -28,6 +29,8 @@ private:
   void checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx);
   void checkCopyFrom(const CXXMemberCallExpr *Copy, ASTContext &Ctx);
   void checkAssignment(const CXXOperatorCallExpr *Assign, ASTContext &Ctx);
+  /// `torch::tensor(host_values, options)` whose options name a GPU device.
+  void checkTensorFromHost(const CallExpr *Call, ASTContext &Ctx);
   /// `Src` written into `Dst` (copy_ or a view's operator=).
   void checkCopy(const Expr *Site, SourceLocation Loc, const Expr *Dst, const Expr *Src, NonBlocking Async,
                  std::string What, ASTContext &Ctx);

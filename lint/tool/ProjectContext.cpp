@@ -2,8 +2,10 @@
 
 #include "Finding.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Allocator.h"
 #include "llvm/Support/StringSaver.h"
 
@@ -29,7 +31,6 @@ struct Facts {
   char quietOn = 0;
   LocalContext local;
   ContextKind kind = ContextKind::Plain;
-  bool plainIsLow = false;
 };
 
 constexpr llvm::StringLiteral kFactsSeparator = " || ";
@@ -48,7 +49,6 @@ std::optional<Facts> parseFacts(llvm::StringRef note) {
     else if (key == "what") f.what = value.str();
     else if (key == "sev") f.severity = value.str();
     else if (key == "low") f.lowMode = value.lower();
-    else if (key == "plainlow") f.plainIsLow = value == "1";
     else if (key == "pfn") f.placingFn = value.str();
     else if (key == "pidx") value.getAsInteger(10, f.placingIndex);
     else if (key == "quiet" && value.size() == 1) f.quietOn = value[0];
@@ -68,7 +68,7 @@ std::optional<clang::tooling::Diagnostic::Level> levelFor(ContextKind kind, cons
   using Level = clang::tooling::Diagnostic::Level;
   // As RuleCheck decides, with `error` raised as raiseConfiguredErrors does.
   Level configured = f.severity == "error" ? Level::Error : f.severity == "note" ? Level::Remark : Level::Warning;
-  bool low = clang::tidy::nosync::isLowSeverityContext(kind) || (kind == ContextKind::Plain && f.plainIsLow);
+  bool low = clang::tidy::nosync::isLowSeverityContext(kind);
   if (!low || f.lowMode == "warning") return configured;
   if (f.lowMode == "silent" || f.lowMode == "none" || f.lowMode == "off") return std::nullopt;
   return Level::Remark;
@@ -99,6 +99,42 @@ bool placedQuietByCallers(const Facts& f, const ArgumentPlaces& places) {
   });
 }
 
+// "update" for "ppo::Agent::update(at::Tensor &)": what a call in a source
+// read as text (TextCalls.h) names.
+llvm::StringRef unqualifiedName(llvm::StringRef key) {
+  llvm::StringRef name = key.take_until([](char c) { return c == '(' || c == '<'; });
+  size_t colons = name.rfind("::");
+  return colons == llvm::StringRef::npos ? name : name.drop_front(colons + 2);
+}
+
+// The calls of the project's sources outside the run, as edges between the
+// run's functions of the called names (every function of that name: text
+// cannot tell overloads or classes apart) and, where the run has none, the
+// name itself ("text:<name>"), so that a chain through several such files
+// still reaches the run.
+void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::StringRef> findingFunctions,
+                  std::vector<Edge>& edges, llvm::UniqueStringSaver& strings, llvm::StringSet<>& textSites) {
+  llvm::StringMap<llvm::SmallVector<llvm::StringRef, 2>> byName;
+  llvm::DenseSet<llvm::StringRef> keys;
+  auto add = [&](llvm::StringRef k) {
+    if (keys.insert(k).second) byName[unqualifiedName(k)].push_back(k);
+  };
+  for (const Edge& e : edges) add(e.Caller), add(e.Callee);
+  for (llvm::StringRef k : findingFunctions) add(k);
+  auto keysOf = [&](const std::string& name) -> llvm::SmallVector<llvm::StringRef, 2> {
+    auto it = byName.find(name);
+    if (it != byName.end()) return it->second;
+    return {strings.save("text:" + name)};
+  };
+  for (const TextCallEdge& c : calls) {
+    llvm::StringRef at = strings.save(c.at);
+    textSites.insert(at);
+    for (llvm::StringRef caller : keysOf(c.caller))
+      for (llvm::StringRef callee : keysOf(c.callee))
+        edges.push_back(Edge{caller, callee, c.inLoop, c.throttled, c.callerIsTest, c.callerIsMain, at});
+  }
+}
+
 }  // namespace
 
 unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSources& sources) {
@@ -110,8 +146,8 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
   bool projectIsCpuProgram =
       sources.isCpuProgram() && llvm::none_of(results, [](const TuResult& tu) { return tu.namesCuda; });
   bool cpuProgram = runIsCpuProgram || projectIsCpuProgram;
-  // One unit: the checks saw every caller there is, and its own main().
-  if (results.size() < 2 && !projectIsCpuProgram) return 0;
+  // One unit and no other source: the checks saw every caller there is.
+  if (results.size() < 2 && !projectIsCpuProgram && sources.textCalls.empty()) return 0;
   llvm::BumpPtrAllocator arena;
   llvm::UniqueStringSaver strings(arena);
   std::vector<Edge> edges;
@@ -124,6 +160,17 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
       if (seen.insert({e.Caller, e.Callee, e.InLoop, e.Throttled, e.CallerIsCold, e.CallerRunsOnce}).second)
         edges.push_back(e);
     }
+  llvm::StringSet<> textSites;
+  if (!sources.textCalls.empty()) {
+    std::vector<llvm::StringRef> findingFunctions;
+    for (const TuResult& tu : results)
+      for (const auto& e : tu.errors) {
+        auto note = llvm::find_if(e.Notes, isContextNote);
+        if (note == e.Notes.end()) continue;
+        if (std::optional<Facts> f = parseFacts(note->Message)) findingFunctions.push_back(strings.save(f->fn));
+      }
+    addTextEdges(sources.textCalls, findingFunctions, edges, strings, textSites);
+  }
   auto heat = clang::tidy::nosync::classifyCallers(edges);
   ArgumentPlaces places;
   for (const TuResult& tu : results)
@@ -168,7 +215,9 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
                                         " files) names CUDA or picks a device at run time, and one defines main()"
                             : clang::tidy::nosync::explainContext(now, f->name, at,
                                                                   clang::tidy::nosync::oneOffWhy(f->local)) +
-                                  " (decided with the callers in every file of this run)";
+                                  (textSites.contains(at)
+                                       ? " (decided with callers read from the text of the project's other sources)"
+                                       : " (decided with the callers in every file of this run)");
       note->Message = (kContextNotePrefix + why + facts).str();
       kept.push_back(std::move(e));
     }

@@ -49,7 +49,20 @@ bool isSkippedDir(llvm::StringRef name) {
                                             "out",      ".cache"};
   std::string lower = name.lower();
   return skipped.contains(lower) || llvm::StringRef(lower).starts_with("build") ||
-         llvm::StringRef(lower).starts_with("cmake-build");
+         llvm::StringRef(lower).starts_with("cmake-build") || llvm::StringRef(lower).starts_with(".") ||
+         lower == "venv" || lower == "site-packages";
+}
+
+// Test sources: their calls are test code, the lowest context there is, and a
+// test suite's fixtures reuse the names of the code under test for programs
+// of their own. Their text calls are not read (their main() and CUDA still
+// count).
+bool isTestPath(llvm::StringRef relative) {
+  for (auto it = path::begin(relative), end = path::end(relative); it != end; ++it) {
+    std::string lower = it->lower();
+    if (lower == "test" || lower == "tests" || lower == "testing" || lower == "unittests") return true;
+  }
+  return false;
 }
 
 // `Device device(argv[1])`, `torch::Device(cfg.device)`: a device chosen at
@@ -104,12 +117,9 @@ std::string withoutComments(llvm::StringRef text) {
   return out;
 }
 
-}  // namespace
-
-bool textDefinesMain(llvm::StringRef text) {
-  // `int main(`, `int main (void)`, `auto main() -> int`.
-  std::string code = withoutComments(text);
-  text = code;
+// `int main(`, `int main (void)`, `auto main() -> int`, in a source with its
+// comments blanked.
+bool codeDefinesMain(llvm::StringRef text) {
   for (size_t at = text.find("main"); at != llvm::StringRef::npos; at = text.find("main", at + 1)) {
     size_t end = at + 4;
     if ((at > 0 && (isIdentChar(text[at - 1]) || text[at - 1] == ':' || text[at - 1] == '.')) ||
@@ -122,10 +132,15 @@ bool textDefinesMain(llvm::StringRef text) {
   return false;
 }
 
-bool textMayUseCuda(llvm::StringRef text) {
-  std::string code = withoutComments(text);
-  return llvm::StringRef(code).contains_insensitive("cuda") || buildsDeviceAtRunTime(code);
+bool codeMayUseCuda(llvm::StringRef code) {
+  return code.contains_insensitive("cuda") || buildsDeviceAtRunTime(code);
 }
+
+}  // namespace
+
+bool textDefinesMain(llvm::StringRef text) { return codeDefinesMain(withoutComments(text)); }
+
+bool textMayUseCuda(llvm::StringRef text) { return codeMayUseCuda(withoutComments(text)); }
 
 std::string projectRootOf(llvm::StringRef file) {
   llvm::SmallString<256> dir(file);
@@ -154,6 +169,11 @@ ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
   }
   if (out.root.empty()) return out;
   out.mayUseCuda = false;
+  llvm::StringSet<> inRun;
+  for (const std::string& f : files) {
+    llvm::SmallString<256> real;
+    if (!fs::real_path(f, real)) inRun.insert(real);
+  }
   uint64_t bytes = 0;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(out.root, ec, /*follow_symlinks=*/false), end; it != end && !ec;
@@ -168,12 +188,14 @@ ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
     if (!buf) continue;
     bytes += (*buf)->getBufferSize();
     if (++out.files > kMaxFiles || bytes > kMaxBytes) return out;  // not complete
-    llvm::StringRef text = (*buf)->getBuffer();
-    out.definesMain = out.definesMain || textDefinesMain(text);
-    if (textMayUseCuda(text)) {
-      out.mayUseCuda = out.complete = true;  // decided: no need to read on
-      return out;
-    }
+    std::string code = withoutComments((*buf)->getBuffer());
+    out.definesMain = out.definesMain || codeDefinesMain(code);
+    out.mayUseCuda = out.mayUseCuda || codeMayUseCuda(code);
+    llvm::SmallString<256> real;
+    llvm::SmallString<256> rel(p);
+    path::replace_path_prefix(rel, out.root + path::get_separator().str(), "");
+    if (!fs::real_path(p, real) && !inRun.contains(real) && !isTestPath(path::parent_path(rel)))
+      collectTextCalls(code, rel, out.textCalls);
   }
   out.complete = !ec;
   return out;

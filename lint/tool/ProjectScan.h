@@ -10,6 +10,8 @@
 // side of "may use CUDA".
 #pragma once
 
+#include "TextCalls.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -23,6 +25,9 @@ struct ProjectSources {
   unsigned files = 0;        // C/C++ sources read
   bool definesMain = false;  // some source defines main()
   bool mayUseCuda = true;    // some source may name a CUDA device
+  /// The calls in the sources that are not part of the run (TextCalls.h):
+  /// callers the run's own units cannot show.
+  std::vector<TextCallEdge> textCalls;
 
   /// The project is a program that never uses a GPU.
   bool isCpuProgram() const { return complete && definesMain && !mayUseCuda; }
@@ -35,7 +40,8 @@ struct ProjectSources {
 std::string projectRootOf(llvm::StringRef file);
 
 /// Reads the C/C++ sources under the root the files share (vendored code
-/// and build directories skipped: third_party, external, build*, ...).
+/// and build directories skipped: third_party, external, build*, ...), and
+/// the calls in those that are not among `files`.
 /// Bounded: a project of more than 5000 sources or 64 MiB is not complete.
 ProjectSources scanProject(llvm::ArrayRef<std::string> files);
 

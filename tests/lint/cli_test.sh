@@ -119,6 +119,20 @@ if [[ -n "$TORCH_INC" ]]; then
     "$LINT" --no-cache --min-severity=note "$tmp/proj_cpu/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
   expect context-project-scan-cuda 1 "helpers.cpp:15:[0-9]+: warning: 'item\(\)'" -- \
     "$LINT" --no-cache --min-severity=note "$tmp/proj_cuda/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  # A pre-commit run of helpers.cpp alone: train.cpp is not linted, but its
+  # text (TextCalls.h) says clip() runs every step and print_final() once.
+  mkdir -p "$tmp/proj_text/src" "$tmp/proj_text/app"
+  echo 'project(p CXX)' >"$tmp/proj_text/CMakeLists.txt"
+  cp "$PC/helpers.cpp" "$tmp/proj_text/src/helpers.cpp"
+  cp "$PC/train.cpp" "$tmp/proj_text/app/train.cpp"
+  expect context-text-hot 1 "helpers.cpp:10:[0-9]+: warning: 'clip_grad_norm_\(\)' in 'clip', which is called from a loop" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_text/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  expect context-text-once 1 "helpers.cpp:15:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_text/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  "$LINT" --no-cache --format=json --min-severity=note "$tmp/proj_text/src/helpers.cpp" -- -std=c++17 "${inc[@]}" \
+    >"$tmp/text.json" 2>/dev/null
+  json_assert context-text-json "$tmp/text.json" \
+    "any(f['line'] == 10 and 'app/train.cpp:15' in f['context'] and 'read from the text' in f['context'] for f in d)"
   "$LINT" --no-cache --format=json --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}" \
     >"$tmp/pc.json" 2>/dev/null
   json_assert context-json "$tmp/pc.json" \

@@ -4,6 +4,8 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+
 namespace clang::tidy::nosync {
 namespace {
 
@@ -73,36 +75,49 @@ size_t matching(const std::vector<Token> &Tokens, size_t Open, tok::TokenKind L,
   return Tokens.size();
 }
 
-// The calls in one run of dropped tokens, each with the dropped loop around
-// it. A loop keyword starts a loop whose body is the next `{...}` after its
-// header, or the next statement when it has no braces.
+// A statement of the dropped text whose body repeats or throttles what is in
+// it: a `for` / `while` / `do` loop, or an `if` whose condition takes a
+// remainder (`if (i % 50 == 0)`, throttled logging). Its body is the next
+// `{...}` after its header, or the next statement when it has no braces.
+struct TextBlock {
+  SourceLocation At;       // the keyword
+  bool Throttle = false;   // an `if (.. % ..)`, not a loop
+  size_t HeaderEnd = 0;    // where its `(...)` header ends
+};
+
+// The calls in one run of dropped tokens, each with the dropped loop and
+// throttling `if` around it.
 void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::vector<TextCall> &Out) {
-  struct Brace {
-    SourceLocation Loop;  // invalid: not a loop body
+  std::vector<std::optional<TextBlock>> Braces;  // per open `{`: the block it is the body of
+  std::optional<TextBlock> Pending;              // a block whose body has not begun
+  std::vector<TextBlock> Braceless;              // blocks whose body is the current statement
+  auto HeaderEndAfter = [&](size_t I) {
+    return I + 1 < Tokens.size() && Tokens[I + 1].Kind == tok::l_paren
+               ? matching(Tokens, I + 1, tok::l_paren, tok::r_paren)
+               : I;
   };
-  std::vector<Brace> Braces;
-  SourceLocation PendingLoop;  // a loop keyword whose body has not begun
-  size_t HeaderEnd = 0;        // where its `(...)` header ends
-  SourceLocation BracelessLoop;  // a loop whose body is a single statement
   for (size_t I = 0; I < Tokens.size(); ++I) {
     const Token &T = Tokens[I];
-    if (isIdent(T, "for") || isIdent(T, "while")) {
-      PendingLoop = T.Loc;
-      HeaderEnd = I + 1 < Tokens.size() && Tokens[I + 1].Kind == tok::l_paren
-                      ? matching(Tokens, I + 1, tok::l_paren, tok::r_paren)
-                      : I;
+    if (Pending && I == Pending->HeaderEnd + 1 && T.Kind != tok::l_brace) {
+      Braceless.push_back(*Pending);  // `for (...) stmt;`, `if (i % n == 0) stmt;`
+      Pending.reset();
+    }
+    if (isIdent(T, "for") || isIdent(T, "while") || isIdent(T, "do")) {
+      Pending = TextBlock{T.Loc, false, isIdent(T, "do") ? I : HeaderEndAfter(I)};
       continue;
     }
-    if (isIdent(T, "do")) {
-      PendingLoop = T.Loc;
-      HeaderEnd = I;
+    if (isIdent(T, "if")) {
+      size_t End = HeaderEndAfter(I);
+      bool Remainder = std::any_of(Tokens.begin() + I, Tokens.begin() + std::min(End, Tokens.size()),
+                                   [](const Token &H) { return H.Kind == tok::percent; });
+      Pending = Remainder ? std::optional<TextBlock>(TextBlock{T.Loc, true, End}) : std::nullopt;
       continue;
     }
     if (T.Kind == tok::l_brace) {
-      bool Body = PendingLoop.isValid() && I > HeaderEnd;
-      Braces.push_back({Body ? PendingLoop : SourceLocation()});
+      bool Body = Pending && I > Pending->HeaderEnd;
+      Braces.push_back(Body ? Pending : std::nullopt);
       if (Body)
-        PendingLoop = SourceLocation();
+        Pending.reset();
       continue;
     }
     if (T.Kind == tok::r_brace) {
@@ -110,12 +125,11 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
         Braces.pop_back();
       continue;
     }
-    if (PendingLoop.isValid() && I == HeaderEnd + 1 && T.Kind != tok::l_brace) {
-      BracelessLoop = PendingLoop;  // `for (...) stmt;`
-      PendingLoop = SourceLocation();
-    }
-    if (T.Kind == tok::semi && BracelessLoop.isValid() && I > HeaderEnd) {
-      BracelessLoop = SourceLocation();
+    // A `;` ends the braceless bodies, unless it is in a header still open
+    // (`if (i % 2) for (int j = 0; j < n; ++j) x;`).
+    if (T.Kind == tok::semi && !Braceless.empty() && !(Pending && I <= Pending->HeaderEnd) &&
+        I > Braceless.back().HeaderEnd) {
+      Braceless.clear();
       continue;
     }
     if (!isIdent(T) || I + 1 >= Tokens.size())
@@ -155,10 +169,17 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
     for (size_t A = Paren + 1; A < Close && A < Tokens.size(); ++A)
       Args.push_back(Tokens[A].Text);
     Call.Args = llvm::join(Args, " ");
-    for (auto It = Braces.rbegin(); It != Braces.rend() && Call.Loop.isInvalid(); ++It)
-      Call.Loop = It->Loop;
-    if (BracelessLoop.isValid() && I > HeaderEnd)
-      Call.Loop = BracelessLoop;
+    auto Around = [&](const TextBlock &B) {
+      SourceLocation &Slot = B.Throttle ? Call.Throttle : Call.Loop;
+      if (Slot.isInvalid())
+        Slot = B.At;
+    };
+    for (auto It = Braceless.rbegin(); It != Braceless.rend(); ++It)
+      if (I > It->HeaderEnd)
+        Around(*It);
+    for (auto It = Braces.rbegin(); It != Braces.rend(); ++It)
+      if (*It)
+        Around(**It);
     Call.Container = Container;
     Out.push_back(std::move(Call));
   }

@@ -36,6 +36,9 @@ struct TextCall {
   /// The `for` / `while` / `do` of the dropped text that repeats the call;
   /// invalid when none does (loops of the AST around it are found as usual).
   SourceLocation Loop;
+  /// The `if` of the dropped text whose remainder test (`i % 50 == 0`)
+  /// throttles the call; invalid when none does.
+  SourceLocation Throttle;
   /// The compound statement the dropped text sits in: where its context is
   /// decided.
   const Stmt *Container = nullptr;

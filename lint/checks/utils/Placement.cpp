@@ -86,8 +86,19 @@ std::vector<const Expr *> assignedValues(const VarDecl *V, ASTContext &Ctx) {
   return Values;
 }
 
-// The assignments to `V` (`V = ...`) and moves from it in `Fn`'s body.
+// Each local's reassignments, searched for once per translation unit: every
+// read of the local asks (cleared with the placements, clearPlacementCache).
+llvm::DenseMap<const VarDecl *, std::vector<const CallExpr *>> &reassignmentCache() {
+  thread_local llvm::DenseMap<const VarDecl *, std::vector<const CallExpr *>> Cache;
+  return Cache;
+}
+
+// The assignments to `V` (`V = ...`) and moves from it in `Fn`'s body, its
+// function's.
 std::vector<const CallExpr *> reassignments(const VarDecl *V, const FunctionDecl &Fn, ASTContext &Ctx) {
+  auto [It, Inserted] = reassignmentCache().try_emplace(V);
+  if (!Inserted)
+    return It->second;
   auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
   auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref));
   auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref));
@@ -95,6 +106,7 @@ std::vector<const CallExpr *> reassignments(const VarDecl *V, const FunctionDecl
   for (const BoundNodes &N : match(stmt(forEachDescendant(callExpr(anyOf(Assign, Moved)).bind("re"))),
                                    *Fn.getBody(), Ctx))
     Out.push_back(N.getNodeAs<CallExpr>("re"));
+  It->second = Out;
   return Out;
 }
 
@@ -904,6 +916,32 @@ DeviceKind classifyDevice(const Expr *E, ASTContext &Ctx) {
 
 bool isOptionsOfTensor(const Expr *E) { return optionsOfTensor(E) != nullptr; }
 
+bool optionsNameDevice(const Expr *E, int Depth) {
+  E = stripImplicit(E);
+  if (!E || Depth > 8)
+    return false;
+  if (isDeviceTyped(E))
+    return true;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    return V && V->getInit() && !isa<ParmVarDecl>(V) && optionsNameDevice(V->getInit(), Depth + 1);
+  }
+  // TensorOptions(device), and the Device -> TensorOptions conversion.
+  if (const auto *C = dyn_cast<CXXConstructExpr>(E))
+    return C->getNumArgs() >= 1 && optionsNameDevice(C->getArg(0), Depth + 1);
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+    const CXXMethodDecl *M = MC->getMethodDecl();
+    if (!M || M->getParent()->getQualifiedNameAsString() != "c10::TensorOptions")
+      return false;
+    return M->getName() == "device" || optionsNameDevice(MC->getImplicitObjectArgument(), Depth + 1);
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *F = Call->getDirectCallee();
+    return F && isTorchFunction(F) && F->getDeclName().isIdentifier() && F->getName() == "device";
+  }
+  return false;
+}
+
 const Expr *deviceArgOfTo(const CXXMemberCallExpr *ToCall) {
   const CXXMethodDecl *M = ToCall->getMethodDecl();
   if (!M || M->getNumParams() == 0 || ToCall->getNumArgs() == 0)
@@ -940,15 +978,30 @@ bool isDataPipelineClass(const CXXRecordDecl *R) {
   return Found;
 }
 
-// Code of a Dataset's get() / size() or a Transform's apply(): it builds
-// examples from host data, before any batch is moved to the device.
+// A user's collate function (a functor or lambda given the examples of one
+// batch, `std::vector<torch::data::Example<..>>`): it pads and stacks what the
+// dataset built on the host, before the batch is moved to the device.
+bool isCollateFunction(const FunctionDecl *F) {
+  return llvm::any_of(F->parameters(), [](const ParmVarDecl *P) {
+    const auto *S = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+        P->getType().getNonReferenceType().getCanonicalType()->getAsCXXRecordDecl());
+    if (!S || (S->getQualifiedNameAsString() != "std::vector" && S->getQualifiedNameAsString() != "c10::ArrayRef"))
+      return false;
+    const TemplateArgumentList &Args = S->getTemplateArgs();
+    return Args.size() >= 1 && Args[0].getKind() == TemplateArgument::Type && isDataExample(Args[0].getAsType());
+  });
+}
+
+// Code of a Dataset's get() / size(), a Transform's apply() or a collate
+// function: it builds examples from host data, before any batch is moved to
+// the device.
 bool isInDataPipeline(const Expr *E, ASTContext &Ctx) {
   DynTypedNodeList Parents = Ctx.getParents(*E);
   while (!Parents.empty()) {
     if (const auto *M = Parents[0].get<CXXMethodDecl>())
-      return !M->getParent()->isLambda() && isDataPipelineClass(M->getParent());
-    if (Parents[0].get<FunctionDecl>())
-      return false;
+      return (!M->getParent()->isLambda() && isDataPipelineClass(M->getParent())) || isCollateFunction(M);
+    if (const auto *F = Parents[0].get<FunctionDecl>())
+      return isCollateFunction(F);
     Parents = Ctx.getParents(Parents[0]);
   }
   return false;
@@ -960,7 +1013,8 @@ DeviceKind placementOf(const Expr *E, ASTContext &Ctx) {
   DeviceKind K = placementImpl(E, Ctx, 0);
   // Nothing in the source says where it lives, but it is data-pipeline code:
   // the CPU.
-  if (K == DeviceKind::Unknown && E && isTensorExpr(E) && isInDataPipeline(E, Ctx))
+  if (K == DeviceKind::Unknown && E && (isTensorExpr(E) || isTensorSequence(E->getType())) &&
+      isInDataPipeline(E, Ctx))
     return DeviceKind::Cpu;
   return K;
 }
@@ -994,7 +1048,10 @@ std::string argumentPlacements(const CallExpr *Call, const FunctionDecl *Callee,
   return Out;
 }
 
-void clearPlacementCache() { declPlacementCache().clear(); }
+void clearPlacementCache() {
+  declPlacementCache().clear();
+  reassignmentCache().clear();
+}
 
 bool isHostCopyOfDeviceValue(const Expr *E, ASTContext &Ctx) {
   // Down through elements and views of the copy: x.to(kCPU)[0], x.cpu().squeeze().

@@ -29,6 +29,11 @@ bool isDeviceTyped(const Expr *E);
 /// that carry `t`'s device (`x.to(t.options())` goes where `t` is).
 bool isOptionsOfTensor(const Expr *E);
 
+/// True when TensorOptions given to a factory certainly name a device, even if
+/// not which one: a Device, `TensorOptions().dtype(..).device(d)`,
+/// `torch::device(d)`, a local initialized so (a dtype alone does not).
+bool optionsNameDevice(const Expr *E, int Depth = 0);
+
 /// For a call of Tensor::to(...): the device it targets, or nullptr when the
 /// overload only changes dtype (`.to(torch::kF32)`) or copies another
 /// tensor's placement (`.to(other)`).
@@ -66,8 +71,9 @@ char placementCode(DeviceKind K);
 /// operator()).
 std::string argumentPlacements(const CallExpr *Call, const FunctionDecl *Callee, ASTContext &Ctx);
 
-/// Forgets the placements of members and parameters worked out for the
-/// translation unit that ends (RuleCheck calls it at its end).
+/// Forgets the placements of members and parameters, and the reassignments
+/// of locals, worked out for the translation unit that ends (RuleCheck calls
+/// it at its end, nosync-lint's call-graph export after it).
 void clearPlacementCache();
 
 /// True for page-locked host tensors: .pin_memory() results and factories

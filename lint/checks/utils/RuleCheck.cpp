@@ -128,6 +128,7 @@ void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
     F.What = "'" + Call.Name + "()' (in a statement that did not compile, read from its text)";
     F.Advice = std::string(Op->Op->advice);
     F.TextLoop = Call.Loop;
+    F.TextThrottle = Call.Throttle;
     report(std::move(F), Ctx);
   }
 }
@@ -144,14 +145,14 @@ static std::string placingFacts(const Finding &F, ASTContext &Ctx) {
 }
 
 void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
-  SyncContext Where = Analyzer.classify(F.Site, Ctx, F.TextLoop);
+  SyncContext Where = Analyzer.classify(F.Site, Ctx, F.TextLoop, F.TextThrottle);
   // `error` is reported as a warning here and raised by the driver (nosync-lint
   // from the Severity option, clang-tidy with --warnings-as-errors): a check's
   // own error-level diagnostic could not be silenced with NOLINT, and clang
   // would take it for a compile error.
   DiagnosticIDs::Level Level =
       ConfiguredSeverity == ::nosync::rules::Severity::Note ? DiagnosticIDs::Remark : DiagnosticIDs::Warning;
-  if (Where.isLowSeverity() || (Where.Kind == ContextKind::Plain && isPlainContextLowSeverity())) {
+  if (Where.isLowSeverity()) {
     if (LowSeverity == LowSeverityMode::Silent)
       return;
     if (LowSeverity == LowSeverityMode::Remark)
@@ -196,8 +197,7 @@ void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
                         "\tlocal=" + encodeLocal(Where.Local) + "\tkind=" +
                         std::to_string(static_cast<int>(Where.Kind)) + "\tsev=" +
                         std::string(::nosync::rules::to_string(ConfiguredSeverity)) + "\tlow=" +
-                        LowSeverityText + "\tplainlow=" + (isPlainContextLowSeverity() ? "1" : "0") +
-                        placingFacts(F, Ctx) + "\twhat=" + F.What;
+                        LowSeverityText + placingFacts(F, Ctx) + "\twhat=" + F.What;
     diag(F.Loc, "nosync-context: %0", DiagnosticIDs::Note) << Why + Facts;
   }
 }

@@ -53,8 +53,9 @@ struct Finding {
   const Expr *PlacedBy = nullptr;
   DeviceKind QuietWhenOn = DeviceKind::Cpu;
   /// For a call read from code the compiler dropped (DroppedCode.h): the
-  /// loop of the dropped text that repeats it; invalid otherwise.
-  SourceLocation TextLoop;
+  /// loop of the dropped text that repeats it, and the `if (i % n == 0)`
+  /// of that text that throttles it; invalid otherwise.
+  SourceLocation TextLoop, TextThrottle;
 };
 
 class RuleCheck : public ClangTidyCheck {
@@ -80,11 +81,6 @@ protected:
   void registerDroppedCodeMatcher(ast_matchers::MatchFinder *Finder);
 
   SyncContextAnalyzer &contextAnalyzer() { return Analyzer; }
-
-  /// Rules whose pattern is only a problem in hot code (an explicit
-  /// synchronize outside any loop is usually deliberate) report findings
-  /// with no hot context at the low severity.
-  virtual bool isPlainContextLowSeverity() const { return false; }
 
 private:
   /// How throttled, test and one-off findings are reported; option

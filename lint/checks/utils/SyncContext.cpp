@@ -35,6 +35,7 @@ const FunctionDecl *normalize(const FunctionDecl *F) {
 using Edge = CallEdge<const FunctionDecl *, SourceLocation>;
 
 bool containsThrottleTest(const Stmt *S, int Depth = 0);
+bool throttles(const IfStmt *If);
 bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx);
 bool isOneOffFunction(const FunctionDecl *F);
 bool isTrainingDriver(const FunctionDecl *F);
@@ -101,7 +102,7 @@ public:
     TraverseStmt(S->getInit());
     TraverseStmt(S->getConditionVariableDeclStmt());
     TraverseStmt(S->getCond());
-    bool Throttles = containsThrottleTest(S->getCond());
+    bool Throttles = throttles(S);
     ThrottleDepth += Throttles;
     TraverseStmt(S->getThen());
     ThrottleDepth -= Throttles;
@@ -320,26 +321,52 @@ bool isOneOffFunction(const FunctionDecl *F) {
   return false;
 }
 
-// A call that trains: Tensor::backward() or a torch::optim optimizer's
-// step(). Looked for directly and one call deep (a train() helper).
+// Tensor::backward() or a torch::optim optimizer's step().
+bool isTrainingCall(const Stmt *S) {
+  const auto *MC = dyn_cast<CXXMemberCallExpr>(S);
+  const CXXMethodDecl *M = MC ? MC->getMethodDecl() : nullptr;
+  if (!M || !M->getDeclName().isIdentifier())
+    return false;
+  std::string Cls = M->getParent()->getQualifiedNameAsString();
+  return (M->getName() == "backward" && (Cls == "at::Tensor" || Cls == "at::TensorBase")) ||
+         (M->getName() == "step" && llvm::StringRef(Cls).starts_with("torch::optim::"));
+}
+
+// A statement that trains: a training call, looked for directly and one call
+// deep (a train() helper).
 bool trains(const Stmt *S, int Depth = 0) {
   if (!S)
     return false;
-  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
-    const CXXMethodDecl *M = MC->getMethodDecl();
-    if (M && M->getDeclName().isIdentifier()) {
-      std::string Cls = M->getParent()->getQualifiedNameAsString();
-      if (M->getName() == "backward" && (Cls == "at::Tensor" || Cls == "at::TensorBase"))
-        return true;
-      if (M->getName() == "step" && llvm::StringRef(Cls).starts_with("torch::optim::"))
-        return true;
-    }
-  }
+  if (isTrainingCall(S))
+    return true;
   if (const auto *Call = dyn_cast<CallExpr>(S); Call && Depth == 0)
     if (const FunctionDecl *F = Call->getDirectCallee(); F && F->hasBody() && !isa<CXXMethodDecl>(F))
       if (trains(F->getBody(), Depth + 1))
         return true;
   return llvm::any_of(S->children(), [&](const Stmt *C) { return trains(C, Depth); });
+}
+
+// Like trains(), but also through methods and two calls deep: the update a
+// periodic `if` runs is often an agent's own method (this->train(batch)).
+bool trainsThroughCalls(const Stmt *S, int Depth = 0) {
+  if (!S)
+    return false;
+  if (isTrainingCall(S))
+    return true;
+  if (const auto *Call = dyn_cast<CallExpr>(S); Call && Depth < 2)
+    if (const FunctionDecl *F = Call->getDirectCallee(); F && F->hasBody() &&
+        !F->getASTContext().getSourceManager().isInSystemHeader(F->getLocation()) &&
+        trainsThroughCalls(F->getBody(), Depth + 1))
+      return true;
+  return llvm::any_of(S->children(), [&](const Stmt *C) { return trainsThroughCalls(C, Depth); });
+}
+
+// An `if` whose branch runs on few iterations. `if (step % train_every == 0)
+// agent.train(batch)` is not one: a remainder that picks the steps the model
+// trains on is the training update itself (the same holds for gradient
+// accumulation), and it runs as often as training does.
+bool throttles(const IfStmt *If) {
+  return containsThrottleTest(If->getCond()) && !trainsThroughCalls(If->getThen());
 }
 
 // Is `Loop`, the outermost loop around a statement, one that runs after
@@ -365,12 +392,13 @@ bool followsTrainingLoop(const Stmt *Loop, ASTContext &Ctx) {
   }
 }
 
-// update(), train_epoch(), learn(), run_episode(): named for one step, epoch
-// or episode of a loop elsewhere, so they run every time that loop turns.
+// update(), train_epoch(), learn(), run_episode(), execute_model(): named for
+// one step, epoch, episode or call of a loop elsewhere, so they run every time
+// that loop turns.
 bool isNamedPerIteration(const FunctionDecl *F) {
   static const llvm::StringSet<> PerIterationWords = {
       "update", "step", "learn", "optimize", "optimise", "iteration", "iter", "epoch", "batch", "minibatch",
-      "episode", "rollout", "forward", "backward", "loss", "compute"};
+      "episode", "rollout", "forward", "backward", "loss", "compute", "execute"};
   return F->getDeclName().isIdentifier() &&
          llvm::any_of(identifierWords(F->getName()), [](const std::string &W) { return PerIterationWords.contains(W); });
 }
@@ -432,15 +460,14 @@ std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx)
   CallGraphBuilder Builder(Ctx);
   Builder.TraverseDecl(Ctx.getTranslationUnitDecl());
   std::vector<CallEdge<std::string, std::string>> Out;
-  // Placements are cached per unit by declaration; the checks cleared the
-  // cache at their end, and the next unit on this thread must not see ours.
-  clearPlacementCache();
   for (size_t I = 0; I < Builder.edges().size(); ++I) {
     const Edge &E = Builder.edges()[I];
     Out.push_back({functionKey(E.Caller), functionKey(E.Callee), E.InLoop, E.Throttled, E.CallerIsCold,
                    E.CallerRunsOnce, siteText(E.At, Ctx.getSourceManager()),
                    argumentPlacements(Builder.calls()[I], E.Callee, Ctx)});
   }
+  // Placements are cached per unit by declaration: the next unit linted on
+  // this thread must not see ours.
   clearPlacementCache();
   return Out;
 }
@@ -513,8 +540,9 @@ bool SyncContextAnalyzer::isCpuOnlyProgram(ASTContext &Ctx) {
   return CpuOnly;
 }
 
-SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop) {
-  bool InLoop = TextLoop.isValid(), Throttled = false, InHotLambda = false, StaticInit = false;
+SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop,
+                                          SourceLocation TextThrottle) {
+  bool InLoop = TextLoop.isValid(), Throttled = TextThrottle.isValid(), InHotLambda = false, StaticInit = false;
   const Stmt *OutermostLoop = nullptr, *InnermostLoop = nullptr, *Throttle = nullptr;
   const LambdaExpr *HotLambda = nullptr;
   const FunctionDecl *Fn = nullptr;
@@ -544,7 +572,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
         if (!InnermostLoop)
           InnermostLoop = St;
       }
-      if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && containsThrottleTest(If->getCond())) {
+      if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && throttles(If)) {
         Throttled = true;
         Throttle = If;
       }
@@ -572,7 +600,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };
   switch (Result.Kind) {
   case ContextKind::Throttled:
-    Result.Evidence = Throttle->getBeginLoc();
+    Result.Evidence = Throttle ? Throttle->getBeginLoc() : TextThrottle;
     break;
   case ContextKind::RarelyCalled:
     Result.Evidence = DecidedFor(Fn);

@@ -58,7 +58,9 @@ class SyncContextAnalyzer {
 public:
   /// `TextLoop`, when valid, is a loop around `S` that is not in the AST
   /// (dropped code read from text, DroppedCode.h): `S` is inside it.
-  SyncContext classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop = SourceLocation());
+  /// `TextThrottle`, likewise, is a throttling `if` around it.
+  SyncContext classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop = SourceLocation(),
+                       SourceLocation TextThrottle = SourceLocation());
 
   /// True when `S` runs once per iteration of an enclosing loop of its own
   /// function (its body, condition or increment; not a for-init or the range

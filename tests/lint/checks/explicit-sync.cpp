@@ -47,6 +47,14 @@ void train(torch::Tensor x) {
   // CHECK-MESSAGES: :[[@LINE-1]]:3: remark: 'torch::cuda::synchronize()' in one-off setup/export code: {{.*}} [nosync-explicit-sync]
 }
 
+// An entry point nothing here calls (a serving engine's per-step
+// execute_model(), a framework's callback): its callers are elsewhere, so
+// its synchronize is reported like a sync in any code of unknown heat.
+void execute_model(at::cuda::CUDAStream stream) {
+  stream.synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: 'CUDAStream::synchronize()': an explicit {{.*}} [nosync-explicit-sync]
+}
+
 int main() {
   train(torch::ones({4}, torch::kCUDA));
   return 0;

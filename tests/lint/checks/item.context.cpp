@@ -38,10 +38,34 @@ float refine(const torch::Tensor& x) {
   // CHECK-MESSAGES: :[[@LINE-1]]:24: remark: 'item()' in code called only from throttled, test or one-off code: {{.*}} [nosync-item]
 }
 
+// Trained every 4th environment step: `if (step % 4 == 3)` picks the steps the
+// model trains on. That update is the training itself, not throttled logging,
+// and its syncs are as hot as the loop that calls observe().
+struct Agent {
+  torch::nn::Linear policy{3, 1};
+  torch::optim::SGD optimizer{policy->parameters(), 0.1};
+  float train_on(const torch::Tensor& x) {
+    auto loss = policy->forward(x).pow(2).mean();
+    optimizer.zero_grad();
+    loss.backward();
+    optimizer.step();
+    return loss.item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'item()' in {{.*}}, which is called from a loop: {{.*}} [nosync-item]
+  }
+  void observe(const torch::Tensor& x, int step) {
+    if (step % 4 == 3) {
+      float trained = train_on(x);
+      (void)trained;
+    }
+  }
+};
+
 // Called once, straight-line, from main(): its straight-line code runs once,
 // its loop is still a loop.
 void train(torch::nn::Linear& model, const torch::Tensor& x) {
+  Agent agent;
   for (int step = 0; step < 100; ++step) {
+    agent.observe(x, step);
     auto loss = model->forward(x).sum();
     float value = loss.item<float>();
     // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: 'item()' inside a loop: {{.*}} [nosync-item]

@@ -38,6 +38,20 @@ void sgd_step(std::vector<torch::Tensor>& params, double lr) {
   // CHECK-FIXES: at::_foreach_add_(params, nosync::kernels::grads_of(params), -lr);
 }
 
+// A collate function pads the examples of one batch on the host, before the
+// batch is moved to the device: its loop runs CPU ops and launches nothing on
+// the GPU.
+struct PadCollate {
+  torch::Tensor operator()(std::vector<torch::data::Example<>> examples) {
+    std::vector<torch::Tensor> padded;
+    for (const auto& example : examples)
+      padded.push_back(example.data);
+    for (auto& t : padded)
+      t = torch::constant_pad_nd(t, {0, 2});
+    return torch::stack(padded);
+  }
+};
+
 void train(Net& model, const torch::Tensor& x) {
   auto params = model->parameters();
   for (int step = 0; step < 100; ++step) {

@@ -134,6 +134,20 @@ void predict(torch::nn::Linear& model, torch::nn::LSTM& lstm, const torch::Tenso
   }
 }
 
+// torch::tensor of host values with a device in its options gathers them on
+// the host and copies them up; with a dtype only, or the CPU, they stay there.
+void decode_tokens(const std::vector<int64_t>& ids, torch::Device device) {
+  for (int step = 0; step < 10; ++step) {
+    auto tokens = torch::tensor(ids, torch::dtype(torch::kLong).device(device));
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: 'tensor(...)' with a device gathers the values on the host and copies them to the GPU from pageable memory inside a loop: {{.*}} [nosync-pageable-h2d]
+    auto eot = torch::tensor({int64_t{50256}}, device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'tensor(...)' with a device {{.*}} inside a loop: {{.*}} [nosync-pageable-h2d]
+    auto host_ids = torch::tensor(ids, torch::kLong);
+    auto cpu_ids = torch::tensor(ids, torch::TensorOptions().device(torch::kCPU));
+    (void)tokens, (void)eot, (void)host_ids, (void)cpu_ids;
+  }
+}
+
 int main() {
   torch::Device device(torch::kCUDA);
   torch::nn::Linear model(3, 1);
@@ -146,5 +160,6 @@ int main() {
   train(model, device, torch::randn({8, 3}), torch::zeros({8, 1}));
   torch::nn::LSTM lstm(1, 4);
   predict(model, lstm, torch::randn({8, 3}), device);
+  decode_tokens({1, 2, 3}, device);
   return 0;
 }

@@ -1,0 +1,240 @@
+#include "TextCalls.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+
+#include <cctype>
+#include <optional>
+
+namespace nosync::lint {
+namespace {
+
+struct Tok {
+  enum Kind { Ident, Punct, Literal } kind;
+  llvm::StringRef text;
+  unsigned line;
+};
+
+bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Identifiers, literals and punctuation (`::` and `->` as one token);
+// preprocessor lines are skipped whole.
+std::vector<Tok> tokenize(llvm::StringRef code) {
+  std::vector<Tok> out;
+  unsigned line = 1;
+  bool lineStart = true;
+  for (size_t i = 0; i < code.size();) {
+    char c = code[i];
+    if (c == '\n') {
+      ++line, ++i, lineStart = true;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    if (c == '#' && lineStart) {  // a directive, with its continuation lines
+      while (i < code.size() && code[i] != '\n') i += code[i] == '\\' && i + 1 < code.size() ? 2 : 1;
+      continue;
+    }
+    lineStart = false;
+    size_t start = i;
+    if (isIdentStart(c)) {
+      while (i < code.size() && isIdentChar(code[i])) ++i;
+      out.push_back({Tok::Ident, code.slice(start, i), line});
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      while (i < code.size() && (isIdentChar(code[i]) || code[i] == '.' || code[i] == '\'')) ++i;
+      out.push_back({Tok::Literal, code.slice(start, i), line});
+    } else if (c == '"' || c == '\'') {
+      ++i;
+      while (i < code.size() && code[i] != c && code[i] != '\n') i += code[i] == '\\' ? 2 : 1;
+      i = std::min(i + 1, code.size());
+      out.push_back({Tok::Literal, code.slice(start, i), line});
+    } else {
+      llvm::StringRef two = code.substr(i, 2);
+      i += two == "::" || two == "->" ? 2 : 1;
+      out.push_back({Tok::Punct, code.slice(start, i), line});
+    }
+  }
+  return out;
+}
+
+bool is(const Tok& t, llvm::StringRef text) { return t.text == text; }
+
+// Names followed by `(` that are not calls of a function.
+bool isKeyword(llvm::StringRef name) {
+  static const llvm::StringSet<> keywords = {
+      "if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype", "catch", "static_cast",
+      "dynamic_cast", "reinterpret_cast", "const_cast", "noexcept", "throw", "new", "delete", "typeid",
+      "static_assert", "defined", "alignas", "requires", "co_return", "co_await", "co_yield", "do", "else"};
+  return keywords.contains(name);
+}
+
+bool isTestMacro(llvm::StringRef name) {
+  static const llvm::StringSet<> macros = {"TEST",      "TEST_F",          "TEST_P",       "TYPED_TEST",
+                                           "TEST_CASE", "TEST_CASE_METHOD", "SCENARIO",    "DOCTEST_TEST_CASE",
+                                           "TEST_CASE_FIXTURE", "BENCHMARK",  "BENCHMARK_F"};
+  return macros.contains(name);
+}
+
+// The index of the token that closes the bracket opened at `open`.
+size_t closing(const std::vector<Tok>& t, size_t open, llvm::StringRef l, llvm::StringRef r) {
+  int depth = 0;
+  for (size_t i = open; i < t.size(); ++i) {
+    depth += is(t[i], l);
+    if (is(t[i], r) && --depth == 0) return i;
+  }
+  return t.size();
+}
+
+// After the `)` of a parameter list at `close`: the `{` of the function body
+// that follows (past cv/ref qualifiers, noexcept, a trailing return type and
+// a constructor's initializer list), or nullopt for a declaration or a call.
+std::optional<size_t> bodyAfter(const std::vector<Tok>& t, size_t close) {
+  bool initList = false;
+  for (size_t i = close + 1; i < t.size(); ++i) {
+    const Tok& k = t[i];
+    if (is(k, "{")) {
+      // `: member_{value}` inside an initializer list is not the body.
+      if (initList && i > 0 && t[i - 1].kind == Tok::Ident && !is(t[i - 1], "override") &&
+          !is(t[i - 1], "const") && !is(t[i - 1], "final")) {
+        i = closing(t, i, "{", "}");
+        continue;
+      }
+      return i;
+    }
+    if (is(k, ";") || is(k, "=") || is(k, "}") || is(k, ")")) return std::nullopt;
+    if (is(k, ":") && !initList) {
+      initList = true;
+      continue;
+    }
+    if (is(k, "(")) {  // noexcept(...), an initializer `member_(value)`
+      i = closing(t, i, "(", ")");
+      continue;
+    }
+    if (k.kind == Tok::Ident || is(k, "->") || is(k, "::") || is(k, "&") || is(k, "*") || is(k, "<") ||
+        is(k, ">") || is(k, ",") || is(k, "&&"))
+      continue;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// A `{...}` or braceless statement the walk is inside, and what it is.
+struct Scope {
+  enum Kind { Function, Loop, Throttle, Other } kind;
+  std::string name;        // for a function
+  bool braceless = false;  // ends at the next `;` of its brace depth
+  size_t braceDepth = 0;
+};
+
+class Walker {
+public:
+  Walker(const std::vector<Tok>& t, llvm::StringRef file, std::vector<TextCallEdge>& out)
+      : t_(t), file_(file), out_(out) {}
+
+  void run() {
+    for (size_t i = 0; i < t_.size(); ++i) {
+      const Tok& k = t_[i];
+      if (pending_ && i == pendingEnd_ + 1 && !is(k, "{")) {
+        scopes_.push_back({*pending_, "", true, braces_});
+        pending_.reset();
+      }
+      if (is(k, "{")) {
+        openBrace(i);
+      } else if (is(k, "}")) {
+        closeBrace();
+      } else if (is(k, ";")) {
+        while (!scopes_.empty() && scopes_.back().braceless && scopes_.back().braceDepth == braces_)
+          scopes_.pop_back();
+      } else if (k.kind == Tok::Ident && (is(k, "for") || is(k, "while")) && next(i, "(")) {
+        pendingEnd_ = closing(t_, i + 1, "(", ")");
+        pending_ = Scope::Loop;
+      } else if (is(k, "do")) {
+        pendingEnd_ = i;
+        pending_ = Scope::Loop;
+      } else if (is(k, "if") && next(i, "(")) {
+        size_t end = closing(t_, i + 1, "(", ")");
+        bool remainder = false;
+        for (size_t j = i + 1; j < end && j < t_.size(); ++j) remainder = remainder || is(t_[j], "%");
+        pendingEnd_ = end;
+        pending_ = remainder ? std::optional<Scope::Kind>(Scope::Throttle) : std::nullopt;
+      } else if (k.kind == Tok::Ident && next(i, "(") && !isKeyword(k.text)) {
+        call(i);
+      }
+    }
+  }
+
+private:
+  bool next(size_t i, llvm::StringRef text) const { return i + 1 < t_.size() && is(t_[i + 1], text); }
+
+  const Scope* function() const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      if (it->kind == Scope::Function) return &*it;
+    return nullptr;
+  }
+
+  void openBrace(size_t i) {
+    ++braces_;
+    if (pending_ && i > pendingEnd_) {
+      scopes_.push_back({*pending_, "", false, braces_});
+      pending_.reset();
+    } else if (bodyStart_ && *bodyStart_ == i) {
+      scopes_.push_back({Scope::Function, bodyName_, false, braces_});
+      bodyStart_.reset();
+    } else {
+      scopes_.push_back({Scope::Other, "", false, braces_});
+    }
+  }
+
+  void closeBrace() {
+    while (!scopes_.empty() && scopes_.back().braceless) scopes_.pop_back();
+    if (!scopes_.empty()) scopes_.pop_back();
+    if (braces_ > 0) --braces_;
+  }
+
+  // `name(` : outside a body, perhaps a definition; inside one, a call.
+  void call(size_t i) {
+    const Scope* fn = function();
+    if (!fn) {
+      if (bodyStart_ && i < *bodyStart_) return;  // a parameter list or initializer list read already
+      size_t close = closing(t_, i + 1, "(", ")");
+      if (std::optional<size_t> body = bodyAfter(t_, close)) {
+        bodyStart_ = *body;
+        bodyName_ = t_[i].text.str();
+      }
+      return;
+    }
+    TextCallEdge e;
+    e.caller = fn->name;
+    e.callee = t_[i].text.str();
+    for (const Scope& s : scopes_) {
+      e.inLoop = e.inLoop || s.kind == Scope::Loop;
+      e.throttled = e.throttled || s.kind == Scope::Throttle;
+    }
+    e.callerIsMain = fn->name == "main";
+    e.callerIsTest = isTestMacro(fn->name);
+    e.at = (file_ + ":" + llvm::Twine(t_[i].line)).str();
+    out_.push_back(std::move(e));
+  }
+
+  const std::vector<Tok>& t_;
+  std::string file_;
+  std::vector<TextCallEdge>& out_;
+  std::vector<Scope> scopes_;
+  size_t braces_ = 0;
+  std::optional<Scope::Kind> pending_;  // a loop or throttling `if` whose body has not begun
+  size_t pendingEnd_ = 0;               // where its header ends
+  std::optional<size_t> bodyStart_;     // the `{` of a function definition just read
+  std::string bodyName_;
+};
+
+}  // namespace
+
+void collectTextCalls(llvm::StringRef code, llvm::StringRef file, std::vector<TextCallEdge>& out) {
+  std::vector<Tok> tokens = tokenize(code);
+  Walker(tokens, file, out).run();
+}
+
+}  // namespace nosync::lint

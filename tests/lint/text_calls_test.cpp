@@ -1,0 +1,110 @@
+// The calls nosync-lint reads from the text of sources outside the run
+// (lint/tool/TextCalls.h): who calls which name, and how the call runs.
+#include "TextCalls.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace nosync::lint {
+namespace {
+
+std::vector<TextCallEdge> callsOf(const std::string& code) {
+  std::vector<TextCallEdge> out;
+  collectTextCalls(code, "app/main.cpp", out);
+  return out;
+}
+
+const TextCallEdge* find(const std::vector<TextCallEdge>& calls, const std::string& callee) {
+  for (const TextCallEdge& c : calls)
+    if (c.callee == callee) return &c;
+  return nullptr;
+}
+
+TEST(TextCalls, LoopsThrottlesAndMain) {
+  auto calls = callsOf(R"(
+#include <torch/torch.h>
+#define LOG(x) log_value(x)
+int main(int argc, char** argv) {
+  setup(argc);
+  for (int step = 0; step < 10; ++step) {
+    train_step(step);
+    if (step % 100 == 0) { log_loss(step); }
+    if (step > 5) warm(step);
+  }
+  while (running()) poll();
+  finish();
+})");
+  const TextCallEdge* setup = find(calls, "setup");
+  ASSERT_NE(setup, nullptr);
+  EXPECT_EQ(setup->caller, "main");
+  EXPECT_TRUE(setup->callerIsMain);
+  EXPECT_FALSE(setup->inLoop);
+  EXPECT_EQ(setup->at, "app/main.cpp:5");
+  ASSERT_NE(find(calls, "train_step"), nullptr);
+  EXPECT_TRUE(find(calls, "train_step")->inLoop);
+  EXPECT_FALSE(find(calls, "train_step")->throttled);
+  ASSERT_NE(find(calls, "log_loss"), nullptr);
+  EXPECT_TRUE(find(calls, "log_loss")->throttled);
+  EXPECT_FALSE(find(calls, "warm")->throttled);  // no remainder in its condition
+  EXPECT_TRUE(find(calls, "warm")->inLoop);
+  EXPECT_TRUE(find(calls, "poll")->inLoop);     // a braceless while body
+  EXPECT_FALSE(find(calls, "finish")->inLoop);  // after the loop
+  EXPECT_EQ(find(calls, "log_value"), nullptr);  // in a #define, not a body
+  EXPECT_EQ(find(calls, "main"), nullptr);       // a definition, not a call
+}
+
+TEST(TextCalls, MethodsConstructorsAndTests) {
+  auto calls = callsOf(R"(
+struct Engine : Base {
+  Engine(int n) : Base(n), workers_{n}, queue_(make_queue(n)) { start(); }
+  float execute(const Batch& b) const override {
+    float total = 0;
+    for (auto& item : b) total += run_one(item);
+    return total;
+  }
+  int workers_;
+};
+void Engine::serve() {
+  do { execute(next()); } while (alive());
+}
+TEST(EngineTest, Runs) { Engine e(2); e.execute(batch()); }
+)");
+  ASSERT_NE(find(calls, "start"), nullptr);
+  EXPECT_EQ(find(calls, "start")->caller, "Engine");  // the constructor's body, past its initializer list
+  ASSERT_NE(find(calls, "run_one"), nullptr);
+  EXPECT_EQ(find(calls, "run_one")->caller, "execute");
+  EXPECT_TRUE(find(calls, "run_one")->inLoop);
+  const TextCallEdge* fromServe = nullptr;
+  const TextCallEdge* fromTest = nullptr;
+  for (const TextCallEdge& c : calls)
+    if (c.callee == "execute") (c.caller == "serve" ? fromServe : fromTest) = &c;
+  ASSERT_NE(fromServe, nullptr);
+  EXPECT_TRUE(fromServe->inLoop);  // a do-while body
+  ASSERT_NE(fromTest, nullptr);
+  EXPECT_EQ(fromTest->caller, "TEST");
+  EXPECT_TRUE(fromTest->callerIsTest);
+  EXPECT_FALSE(fromTest->inLoop);
+}
+
+TEST(TextCalls, DeclarationsAndKeywordsAreNoCalls) {
+  auto calls = callsOf(R"(
+float read_loss(const torch::Tensor& t);
+TORCH_MODULE(Net);
+void f() {
+  if (ok()) { return; }
+  auto n = sizeof(int) + static_cast<int>(g());
+}
+)");
+  EXPECT_EQ(find(calls, "read_loss"), nullptr);
+  EXPECT_EQ(find(calls, "TORCH_MODULE"), nullptr);
+  EXPECT_EQ(find(calls, "sizeof"), nullptr);
+  EXPECT_EQ(find(calls, "static_cast"), nullptr);
+  ASSERT_NE(find(calls, "ok"), nullptr);
+  EXPECT_EQ(find(calls, "ok")->caller, "f");
+  ASSERT_NE(find(calls, "g"), nullptr);
+}
+
+}  // namespace
+}  // namespace nosync::lint
