@@ -32,7 +32,11 @@ when a header it pulled in changes, or a day later.
 The files of one run are one project: a function called from a loop in any
 of them is hot code, one called only once from main() or from setup/test code
 is not, whichever file holds it; when none of them names a CUDA device, the
-run is a CPU program and its findings are notes. In JSON and SARIF output
+run is a CPU program and its findings are notes. The project's other C/C++
+sources (under the enclosing git checkout or build root; vendored, build and
+test directories skipped) are read as text for the calls the run cannot show:
+a pre-commit run of one changed file still sees the loop in main.cpp that
+calls it. In JSON and SARIF output
 every finding has a `context`: what decided its severity (the loop, the
 caller, the throttle).
 

@@ -120,20 +120,21 @@ struct LocalContext {
   bool InHotLambda = false;      // in a lambda that a loop calls
   bool CpuOnlyProgram = false;   // its unit has main() and never names a CUDA device
   bool StaticInit = false;       // in the initializer of a static or global variable
+  bool CapturesGraph = false;    // its function captures a CUDA graph (once per graph, however it is called)
 };
 
 /// The facts as 0/1 characters, for nosync-lint's project-wide pass.
 inline std::string encodeLocal(const LocalContext &L) {
   std::string S;
   for (bool B : {L.InTest, L.Throttled, L.OneOffName, L.InLoop, L.AfterTraining, L.InMain, L.InDriver,
-                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit})
+                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph})
     S.push_back(B ? '1' : '0');
   return S;
 }
 
 inline bool decodeLocal(const std::string &S, LocalContext &L) {
   bool *Fields[] = {&L.InTest,   &L.Throttled,   &L.OneOffName,     &L.InLoop,     &L.AfterTraining, &L.InMain,
-                    &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit};
+                    &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit, &L.CapturesGraph};
   if (S.size() != std::size(Fields) || S.find_first_not_of("01") != std::string::npos)
     return false;
   for (size_t I = 0; I < std::size(Fields); ++I)
@@ -145,6 +146,8 @@ inline bool decodeLocal(const std::string &S, LocalContext &L) {
 inline const char *oneOffWhy(const LocalContext &L) {
   if (L.StaticInit)
     return "the initializer of a static variable (it runs once)";
+  if (L.CapturesGraph)
+    return "a CUDA-graph capture (it runs once per graph; the replay is what runs every step)";
   if (L.OneOffName)
     return "a constructor or destructor, or named like setup, teardown or export";
   if (L.InLoop)
@@ -163,7 +166,7 @@ inline ContextKind decideContext(const LocalContext &L, bool FnHot, bool FnRarel
     return ContextKind::CpuOnly;
   if (L.InTest)
     return ContextKind::TestCode;
-  if (L.StaticInit)
+  if (L.StaticInit || L.CapturesGraph)
     return ContextKind::OneOff;
   if (L.Throttled)
     return ContextKind::Throttled;

@@ -299,6 +299,19 @@ bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx) {
               .empty();
 }
 
+// A statement that captures a CUDA graph (CUDAGraph::capture_begin): the
+// warm-up and synchronizes around a capture run once per graph; its replay
+// is what runs every step.
+bool capturesGraph(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
+    if (const CXXMethodDecl *M = MC->getMethodDecl();
+        M && M->getDeclName().isIdentifier() && M->getName() == "capture_begin")
+      return true;
+  return llvm::any_of(S->children(), [](const Stmt *C) { return capturesGraph(C); });
+}
+
 // Code that runs once per program or per phase: constructors, destructors,
 // and functions whose name says setup, teardown or export.
 bool isOneOffFunction(const FunctionDecl *F) {
@@ -586,6 +599,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   L.InTest = Fn && isTestFunction(Fn, Ctx);
   L.Throttled = Throttled;
   L.OneOffName = Fn && isOneOffFunction(Fn);
+  L.CapturesGraph = Fn && capturesGraph(Fn->getBody());
   L.InLoop = InLoop;
   L.InMain = Fn && Fn->isMain();
   L.InDriver = Fn && isTrainingDriver(Fn);
@@ -613,7 +627,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
     break;
   case ContextKind::OneOff:
     Result.Why = oneOffWhy(L);
-    if (!L.OneOffName)
+    if (!L.OneOffName && !L.CapturesGraph)
       Result.Evidence = L.InLoop ? (OutermostLoop ? OutermostLoop->getBeginLoc() : TextLoop)
                         : L.InMain ? SourceLocation()
                                    : DecidedFor(Fn);

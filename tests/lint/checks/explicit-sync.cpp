@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -45,6 +46,27 @@ void train(torch::Tensor x) {
   // After the loop of a train() that main() calls once: low severity.
   torch::cuda::synchronize();
   // CHECK-MESSAGES: :[[@LINE-1]]:3: remark: 'torch::cuda::synchronize()' in one-off setup/export code: {{.*}} [nosync-explicit-sync]
+}
+
+// A CUDA-graph capture runs once per graph, even where a loop reaches it
+// (captured lazily on the first step): the synchronizes around its warm-up
+// are one-off; the replay is what runs every step.
+void capture_step(std::unique_ptr<at::cuda::CUDAGraph>& graph, torch::Tensor& x) {
+  torch::cuda::synchronize();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: remark: 'torch::cuda::synchronize()' in one-off setup/export code: {{.*}} [nosync-explicit-sync]
+  graph = std::make_unique<at::cuda::CUDAGraph>();
+  graph->capture_begin();
+  x.mul_(2);
+  graph->capture_end();
+}
+
+void run_steps(torch::Tensor& x) {
+  std::unique_ptr<at::cuda::CUDAGraph> graph;
+  for (int step = 0; step < 10; ++step) {
+    if (!graph)
+      capture_step(graph, x);
+    graph->replay();
+  }
 }
 
 // An entry point nothing here calls (a serving engine's per-step
