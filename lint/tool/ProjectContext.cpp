@@ -151,13 +151,15 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
   llvm::BumpPtrAllocator arena;
   llvm::UniqueStringSaver strings(arena);
   std::vector<Edge> edges;
-  std::set<std::tuple<llvm::StringRef, llvm::StringRef, bool, bool, bool, bool>> seen;
+  std::set<std::tuple<llvm::StringRef, llvm::StringRef, bool, bool, bool, bool, bool>> seen;
   for (const TuResult& tu : results)
     for (const ExportedCall& c : tu.calls) {
       Edge e{strings.save(c.Caller), strings.save(c.Callee), c.InLoop, c.Throttled, c.CallerIsCold,
              c.CallerRunsOnce, strings.save(c.At)};
+      e.InEvalLoop = c.InEvalLoop;
       // A header included by several units contributes its calls once.
-      if (seen.insert({e.Caller, e.Callee, e.InLoop, e.Throttled, e.CallerIsCold, e.CallerRunsOnce}).second)
+      if (seen.insert({e.Caller, e.Callee, e.InLoop, e.Throttled, e.CallerIsCold, e.CallerRunsOnce, e.InEvalLoop})
+              .second)
         edges.push_back(e);
     }
   llvm::StringSet<> textSites;

@@ -22,7 +22,7 @@ namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
 // Bump when the entry format or the meaning of a key changes.
-constexpr const char* kEntryFormat = "nosync-lint-cache-3";  // 2: with the call graph; 3: a training driver in the facts
+constexpr const char* kEntryFormat = "nosync-lint-cache-4";  // 2: with the call graph; 3: a training driver in the facts; 4: evaluation loops
 
 std::optional<std::string> fileDigest(llvm::StringRef file) {
   auto buf = llvm::MemoryBuffer::getFile(file);
@@ -111,12 +111,14 @@ std::optional<std::vector<clang::tidy::ClangTidyError>> parseErrors(llvm::String
   return errors;
 }
 
-// A call as [caller, callee, "<in loop><throttled><caller cold><caller main>", site, argument places].
+// A call as [caller, callee, "<in loop><throttled><caller cold><caller main><evaluation loop>", site,
+// argument places].
 llvm::json::Array serializeCalls(const std::vector<ExportedCall>& calls) {
   llvm::json::Array out;
   for (const ExportedCall& c : calls) {
     std::string flags;
-    for (bool b : {c.InLoop, c.Throttled, c.CallerIsCold, c.CallerRunsOnce}) flags.push_back(b ? '1' : '0');
+    for (bool b : {c.InLoop, c.Throttled, c.CallerIsCold, c.CallerRunsOnce, c.InEvalLoop})
+      flags.push_back(b ? '1' : '0');
     out.push_back(llvm::json::Array{c.Caller, c.Callee, flags, c.At, c.ArgPlaces});
   }
   return out;
@@ -129,9 +131,9 @@ std::optional<std::vector<ExportedCall>> parseCalls(const llvm::json::Array& cal
     if (!a || a->size() != 5) return std::nullopt;
     auto caller = (*a)[0].getAsString(), callee = (*a)[1].getAsString(), flags = (*a)[2].getAsString(),
          site = (*a)[3].getAsString(), args = (*a)[4].getAsString();
-    if (!caller || !callee || !flags || !site || !args || flags->size() != 4) return std::nullopt;
+    if (!caller || !callee || !flags || !site || !args || flags->size() != 5) return std::nullopt;
     out.push_back({caller->str(), callee->str(), (*flags)[0] == '1', (*flags)[1] == '1', (*flags)[2] == '1',
-                   (*flags)[3] == '1', site->str(), args->str()});
+                   (*flags)[3] == '1', site->str(), args->str(), (*flags)[4] == '1'});
   }
   return out;
 }

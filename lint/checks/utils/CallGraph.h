@@ -42,6 +42,9 @@ template <typename Fn, typename Site> struct CallEdge {
   // callee ('c' CPU, 'g' CUDA, '?' unknown or no tensor); empty when not
   // worked out. Only nosync-lint's project-wide pass fills and reads it.
   std::string ArgPlaces = {};
+  // The call is in a loop that does not train, in a unit where something
+  // trains: an evaluation or rendering pass, not the training loop.
+  bool InEvalLoop = false;
 };
 
 template <typename Fn, typename Site> struct CallerHeat {
@@ -62,11 +65,28 @@ CallerHeat<Fn, Site> classifyCallers(const std::vector<CallEdge<Fn, Site>> &Edge
     Outgoing[E.Caller].push_back(&E);
   }
 
-  // Hot: called from a loop that is neither throttled nor in rarely-run code,
-  // or called (unthrottled) from hot code.
+  // Runs once, whatever loops call what: every call is straight-line code (or
+  // an evaluation loop) of main(), of a training driver or of another such
+  // function. A loop there that does not train, in a program that trains, is
+  // a one-off evaluation or rendering pass (TestImages() looping over the test
+  // set after training): what it calls is not hot.
+  llvm::DenseSet<Fn> Once;
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (const auto &[Callee, In] : Incoming)
+      if (!Once.contains(Callee) && llvm::all_of(In, [&](const Edge *E) {
+            return (!E->InLoop || E->InEvalLoop) && (E->CallerRunsOnce || Once.contains(E->Caller));
+          })) {
+        Once.insert(Callee);
+        Changed = true;
+      }
+  }
+  auto OneOffPass = [&](const Edge &E) { return E.InEvalLoop && (E.CallerRunsOnce || Once.contains(E.Caller)); };
+  // Hot: called from a loop that is neither throttled nor in rarely-run code
+  // nor a one-off pass, or called (unthrottled) from hot code.
   llvm::SmallVector<Fn, 32> Work;
   for (const Edge &E : Edges)
-    if (E.InLoop && !E.Throttled && !E.CallerIsCold && H.Hot.insert(E.Callee).second) {
+    if (E.InLoop && !E.Throttled && !E.CallerIsCold && !OneOffPass(E) && H.Hot.insert(E.Callee).second) {
       Work.push_back(E.Callee);
       H.DecidedBy[E.Callee] = E.At;
     }
@@ -102,7 +122,7 @@ CallerHeat<Fn, Site> classifyCallers(const std::vector<CallEdge<Fn, Site>> &Edge
   };
   Fixpoint(H.RarelyCalled, RareEdge);
   Fixpoint(H.CalledOnce, [&](const Edge *E) {
-    return RareEdge(E) || (!E->InLoop && (E->CallerRunsOnce || H.CalledOnce.contains(E->Caller)));
+    return RareEdge(E) || ((!E->InLoop || OneOffPass(*E)) && (E->CallerRunsOnce || H.CalledOnce.contains(E->Caller)));
   });
   return H;
 }
@@ -121,20 +141,22 @@ struct LocalContext {
   bool CpuOnlyProgram = false;   // its unit has main() and never names a CUDA device
   bool StaticInit = false;       // in the initializer of a static or global variable
   bool CapturesGraph = false;    // its function captures a CUDA graph (once per graph, however it is called)
+  bool InEvalLoop = false;       // that loop does not train, in a unit where something trains
 };
 
 /// The facts as 0/1 characters, for nosync-lint's project-wide pass.
 inline std::string encodeLocal(const LocalContext &L) {
   std::string S;
   for (bool B : {L.InTest, L.Throttled, L.OneOffName, L.InLoop, L.AfterTraining, L.InMain, L.InDriver,
-                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph})
+                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph, L.InEvalLoop})
     S.push_back(B ? '1' : '0');
   return S;
 }
 
 inline bool decodeLocal(const std::string &S, LocalContext &L) {
   bool *Fields[] = {&L.InTest,   &L.Throttled,   &L.OneOffName,     &L.InLoop,     &L.AfterTraining, &L.InMain,
-                    &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit, &L.CapturesGraph};
+                    &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit, &L.CapturesGraph,
+                    &L.InEvalLoop};
   if (S.size() != std::size(Fields) || S.find_first_not_of("01") != std::string::npos)
     return false;
   for (size_t I = 0; I < std::size(Fields); ++I)
@@ -151,7 +173,8 @@ inline const char *oneOffWhy(const LocalContext &L) {
   if (L.OneOffName)
     return "a constructor or destructor, or named like setup, teardown or export";
   if (L.InLoop)
-    return "a loop after the training loop (the final evaluation)";
+    return L.AfterTraining ? "a loop after the training loop (the final evaluation)"
+                           : "a loop that does not train, in code that runs once (an evaluation or rendering pass)";
   if (L.InMain)
     return "main() outside its loops";
   if (L.InDriver)
@@ -177,8 +200,8 @@ inline ContextKind decideContext(const LocalContext &L, bool FnHot, bool FnRarel
   // main(), a function every call of which runs once, and a training driver
   // that no loop is seen calling.
   bool RunsOnce = L.InMain || FnCalledOnce || (L.InDriver && !Hot);
-  if (L.InLoop && L.AfterTraining && RunsOnce)
-    return ContextKind::OneOff;  // the final evaluation after training
+  if (L.InLoop && (L.AfterTraining || L.InEvalLoop) && RunsOnce)
+    return ContextKind::OneOff;  // the final evaluation after training, a one-off test or render pass
   if (L.InLoop)
     return ContextKind::InLoop;
   if (Hot)

@@ -39,6 +39,8 @@ bool throttles(const IfStmt *If);
 bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx);
 bool isOneOffFunction(const FunctionDecl *F);
 bool isTrainingDriver(const FunctionDecl *F);
+bool isTrainingCall(const Stmt *S);
+bool trainsThroughCalls(const Stmt *S, int Depth = 0);
 
 // Records, for every call in user code, the caller, the callee and whether
 // the call sits in a loop; then closes the "called from a loop" set over the
@@ -71,18 +73,20 @@ public:
   bool traverseAsFunction(const FunctionDecl *F, TraverseFn Traverse) {
     const FunctionDecl *SavedFn = CurrentFn;
     unsigned SavedDepth = LoopDepth, SavedThrottle = ThrottleDepth;
+    bool SavedTrains = OutermostLoopTrains;
     CurrentFn = normalize(F);
     LoopDepth = ThrottleDepth = 0;
     bool Result = Traverse();
     CurrentFn = SavedFn;
     LoopDepth = SavedDepth;
     ThrottleDepth = SavedThrottle;
+    OutermostLoopTrains = SavedTrains;
     return Result;
   }
 
   bool TraverseForStmt(ForStmt *S) {
     TraverseStmt(S->getInit());
-    ++LoopDepth;
+    enterLoop(S);
     TraverseStmt(S->getCond());
     TraverseStmt(S->getInc());
     TraverseStmt(S->getBody());
@@ -92,7 +96,7 @@ public:
   bool TraverseCXXForRangeStmt(CXXForRangeStmt *S) {
     TraverseStmt(S->getInit());
     TraverseStmt(S->getRangeInit());
-    ++LoopDepth;
+    enterLoop(S);
     TraverseStmt(S->getLoopVarStmt());
     TraverseStmt(S->getBody());
     --LoopDepth;
@@ -109,8 +113,13 @@ public:
     TraverseStmt(S->getElse());
     return true;
   }
-  bool TraverseWhileStmt(WhileStmt *S) { return inLoop([&] { return RecursiveASTVisitor::TraverseWhileStmt(S); }); }
-  bool TraverseDoStmt(DoStmt *S) { return inLoop([&] { return RecursiveASTVisitor::TraverseDoStmt(S); }); }
+  bool TraverseWhileStmt(WhileStmt *S) { return inLoop(S, [&] { return RecursiveASTVisitor::TraverseWhileStmt(S); }); }
+  bool TraverseDoStmt(DoStmt *S) { return inLoop(S, [&] { return RecursiveASTVisitor::TraverseDoStmt(S); }); }
+
+  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *Call) {
+    UnitTrains = UnitTrains || (CurrentFn && isTrainingCall(Call));
+    return true;
+  }
 
   bool VisitCallExpr(CallExpr *Call) {
     if (!CurrentFn)
@@ -118,19 +127,37 @@ public:
     for (const FunctionDecl *Callee : calleesOf(Call)) {
       Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
                        runsOnce(CurrentFn), Call->getBeginLoc()});
+      Edges.back().InEvalLoop = LoopDepth > 0 && !OutermostLoopTrains;  // finish() keeps it if the unit trains
       Calls.push_back(Call);
     }
     return true;
   }
 
+  /// After the traversal: a loop that does not train is an evaluation pass
+  /// only where something in the unit trains (an inference program's loops
+  /// are its hot loops).
+  void finish() {
+    if (!UnitTrains)
+      for (Edge &E : Edges)
+        E.InEvalLoop = false;
+  }
+
   const std::vector<Edge> &edges() const { return Edges; }
   /// The call of each edge, in the same order.
   const std::vector<const CallExpr *> &calls() const { return Calls; }
+  /// Whether any function of the unit trains (Tensor::backward, an optimizer step).
+  bool unitTrains() const { return UnitTrains; }
 
 private:
 
-  template <typename Fn> bool inLoop(Fn Traverse) {
-    ++LoopDepth;
+  // Entering a loop; at a function's outermost loop, whether that loop trains.
+  void enterLoop(const Stmt *Loop) {
+    if (LoopDepth++ == 0)
+      OutermostLoopTrains = trainsThroughCalls(Loop);
+  }
+
+  template <typename Fn> bool inLoop(const Stmt *Loop, Fn Traverse) {
+    enterLoop(Loop);
     bool Result = Traverse();
     --LoopDepth;
     return Result;
@@ -180,6 +207,8 @@ private:
   const FunctionDecl *CurrentFn = nullptr;
   unsigned LoopDepth = 0;
   unsigned ThrottleDepth = 0;
+  bool OutermostLoopTrains = true;
+  bool UnitTrains = false;
   std::vector<Edge> Edges;
   std::vector<const CallExpr *> Calls;
   llvm::DenseMap<const FunctionDecl *, bool> ColdCallers, OnceCallers;
@@ -361,7 +390,7 @@ bool trains(const Stmt *S, int Depth = 0) {
 
 // Like trains(), but also through methods and two calls deep: the update a
 // periodic `if` runs is often an agent's own method (this->train(batch)).
-bool trainsThroughCalls(const Stmt *S, int Depth = 0) {
+bool trainsThroughCalls(const Stmt *S, int Depth) {
   if (!S)
     return false;
   if (isTrainingCall(S))
@@ -472,12 +501,13 @@ std::string siteText(SourceLocation Loc, const SourceManager &SM) {
 std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx) {
   CallGraphBuilder Builder(Ctx);
   Builder.TraverseDecl(Ctx.getTranslationUnitDecl());
+  Builder.finish();
   std::vector<CallEdge<std::string, std::string>> Out;
   for (size_t I = 0; I < Builder.edges().size(); ++I) {
     const Edge &E = Builder.edges()[I];
     Out.push_back({functionKey(E.Caller), functionKey(E.Callee), E.InLoop, E.Throttled, E.CallerIsCold,
                    E.CallerRunsOnce, siteText(E.At, Ctx.getSourceManager()),
-                   argumentPlacements(Builder.calls()[I], E.Callee, Ctx)});
+                   argumentPlacements(Builder.calls()[I], E.Callee, Ctx), E.InEvalLoop});
   }
   // Placements are cached per unit by declaration: the next unit linted on
   // this thread must not see ours.
@@ -507,6 +537,12 @@ bool SyncContextAnalyzer::isCalledFromLoop(const FunctionDecl *F, ASTContext &Ct
   return HotFunctions.contains(normalize(F));
 }
 
+bool SyncContextAnalyzer::unitTrains(ASTContext &Ctx) {
+  if (BuiltFor != &Ctx)
+    buildCallGraph(Ctx);
+  return UnitTrains;
+}
+
 bool SyncContextAnalyzer::isRarelyCalled(const FunctionDecl *F, ASTContext &Ctx) {
   if (BuiltFor != &Ctx)
     buildCallGraph(Ctx);
@@ -522,7 +558,9 @@ bool SyncContextAnalyzer::isCalledOnce(const FunctionDecl *F, ASTContext &Ctx) {
 void SyncContextAnalyzer::buildCallGraph(ASTContext &Ctx) {
   CallGraphBuilder Builder(Ctx);
   Builder.TraverseDecl(Ctx.getTranslationUnitDecl());
+  Builder.finish();
   Edges = Builder.edges();
+  UnitTrains = Builder.unitTrains();
   CallerHeat<const FunctionDecl *, SourceLocation> Heat = classifyCallers(Edges);
   HotFunctions = std::move(Heat.Hot);
   RarelyCalledFunctions = std::move(Heat.RarelyCalled);
@@ -609,6 +647,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   bool FnCalledOnce = Fn && isCalledOnce(Fn, Ctx);
   L.AfterTraining = InLoop && OutermostLoop && (L.InMain || L.InDriver || FnCalledOnce) &&
                     followsTrainingLoop(OutermostLoop, Ctx);
+  L.InEvalLoop = InLoop && OutermostLoop && unitTrains(Ctx) && !trainsThroughCalls(OutermostLoop);
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };

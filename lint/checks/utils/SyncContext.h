@@ -88,12 +88,17 @@ public:
   /// a GPU, so nothing in it syncs with one.
   bool isCpuOnlyProgram(ASTContext &Ctx);
 
+  /// True when some function of the unit trains (Tensor::backward, an
+  /// optimizer step): its loops that do not train are evaluation passes.
+  bool unitTrains(ASTContext &Ctx);
+
 private:
   void buildCallGraph(ASTContext &Ctx);
 
   const ASTContext *BuiltFor = nullptr;
   const ASTContext *CpuOnlyFor = nullptr;
   bool CpuOnly = false;
+  bool UnitTrains = false;
   llvm::DenseSet<const FunctionDecl *> HotFunctions;
   llvm::DenseSet<const FunctionDecl *> RarelyCalledFunctions;
   llvm::DenseSet<const FunctionDecl *> CalledOnceFunctions;

@@ -89,6 +89,23 @@ void train(torch::nn::Linear& model, const torch::Tensor& x) {
   (void)final_loss;
 }
 
+// Called once from main() after train(), in a program that trains: its loop
+// does not train, so it is a one-off evaluation pass, and what the loop calls
+// runs once per sample of that pass, not every training step.
+float sample_score(const torch::Tensor& x) {
+  return x.max().item<float>();
+  // CHECK-MESSAGES: :[[@LINE-1]]:18: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+}
+
+void evaluate(torch::nn::Linear& model, const torch::Tensor& x) {
+  for (int i = 0; i < 10; ++i) {
+    float s = model->forward(x).sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:39: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+    s += sample_score(x);
+    (void)s;
+  }
+}
+
 TEST(Training, LossIsFinite) {
   auto x = torch::randn({4, 3}, torch::kCUDA);
   float v = x.sum().item<float>();
@@ -128,6 +145,7 @@ int main(int argc, char** argv) {
   torch::nn::Linear model(3, 1);
   auto x = torch::randn({8, 3}, torch::kCUDA);
   train(model, x);
+  evaluate(model, x);
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
