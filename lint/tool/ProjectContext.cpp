@@ -1,6 +1,7 @@
 #include "ProjectContext.h"
 
 #include "Finding.h"
+#include "utils/SyncContext.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -116,8 +117,16 @@ void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::S
                   std::vector<Edge>& edges, llvm::UniqueStringSaver& strings, llvm::StringSet<>& textSites) {
   llvm::StringMap<llvm::SmallVector<llvm::StringRef, 2>> byName;
   llvm::DenseSet<llvm::StringRef> keys;
+  // Constructors and functions named like setup are one-off whoever calls
+  // them, and their names (Initialize, LoadState, a class's name) are the ones
+  // text most often finds for another class: no text edge reaches them.
   auto add = [&](llvm::StringRef k) {
-    if (keys.insert(k).second) byName[unqualifiedName(k)].push_back(k);
+    if (!keys.insert(k).second) return;
+    llvm::StringRef name = unqualifiedName(k);
+    llvm::StringRef scope = k.take_until([](char c) { return c == '(' || c == '<'; });
+    bool constructor = scope.ends_with("::" + name.str() + "::" + name.str()) || scope == name.str() + "::" + name.str();
+    if (!constructor && !name.starts_with("~") && !clang::tidy::nosync::isOneOffName(name))
+      byName[name].push_back(k);
   };
   for (const Edge& e : edges) add(e.Caller), add(e.Callee);
   for (llvm::StringRef k : findingFunctions) add(k);

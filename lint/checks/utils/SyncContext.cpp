@@ -331,14 +331,20 @@ bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx) {
 // A statement that captures a CUDA graph (CUDAGraph::capture_begin): the
 // warm-up and synchronizes around a capture run once per graph; its replay
 // is what runs every step.
-bool capturesGraph(const Stmt *S) {
+bool callsMethodNamed(const Stmt *S, llvm::StringRef Name) {
   if (!S)
     return false;
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S))
-    if (const CXXMethodDecl *M = MC->getMethodDecl();
-        M && M->getDeclName().isIdentifier() && M->getName() == "capture_begin")
+    if (const CXXMethodDecl *M = MC->getMethodDecl(); M && M->getDeclName().isIdentifier() && M->getName() == Name)
       return true;
-  return llvm::any_of(S->children(), [](const Stmt *C) { return capturesGraph(C); });
+  return llvm::any_of(S->children(), [&](const Stmt *C) { return callsMethodNamed(C, Name); });
+}
+
+// A function that captures a CUDA graph and does not replay it: a function
+// that captures lazily and then replays (execute() capturing on its first
+// call) runs every step.
+bool capturesGraph(const Stmt *Body) {
+  return callsMethodNamed(Body, "capture_begin") && !callsMethodNamed(Body, "replay");
 }
 
 // Code that runs once per program or per phase: constructors, destructors,
@@ -346,12 +352,16 @@ bool capturesGraph(const Stmt *S) {
 bool isOneOffFunction(const FunctionDecl *F) {
   if (isa<CXXConstructorDecl, CXXDestructorDecl>(F))
     return true;
-  if (!F->getDeclName().isIdentifier())
-    return false;
+  return F->getDeclName().isIdentifier() && isOneOffName(F->getName());
+}
+
+}  // namespace
+
+bool isOneOffName(llvm::StringRef Name) {
   static const llvm::StringSet<> OneOffWords = {
       "init", "initialize", "initialise", "setup", "teardown", "export", "save", "checkpoint",
       "serialize", "finalize", "cleanup", "shutdown", "summary", "dump", "onnx", "trace", "pretrained", "restore"};
-  llvm::SmallVector<std::string, 4> Words = identifierWords(F->getName());
+  llvm::SmallVector<std::string, 4> Words = identifierWords(Name);
   for (size_t I = 0; I < Words.size(); ++I) {
     if (OneOffWords.contains(Words[I]))
       return true;
@@ -362,6 +372,8 @@ bool isOneOffFunction(const FunctionDecl *F) {
   }
   return false;
 }
+
+namespace {
 
 // Tensor::backward() or a torch::optim optimizer's step().
 bool isTrainingCall(const Stmt *S) {

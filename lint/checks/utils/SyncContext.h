@@ -119,6 +119,10 @@ std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx)
 /// program (ProjectContext).
 bool namesCudaDevice(ASTContext &Ctx);
 
+/// Whether a function's name says it runs once per program or phase: init,
+/// setup, teardown, export, save, checkpoint, restore, ...
+bool isOneOffName(llvm::StringRef Name);
+
 /// Whether the unit defines main().
 bool definesMain(ASTContext &Ctx);
 
