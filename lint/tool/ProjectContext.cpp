@@ -108,11 +108,29 @@ llvm::StringRef unqualifiedName(llvm::StringRef key) {
   return colons == llvm::StringRef::npos ? name : name.drop_front(colons + 2);
 }
 
+// The parameters of a function key's list (the last `(...)` of the key;
+// template arguments and function types inside it keep their commas), or
+// nullopt where the key has none (a lambda's place).
+std::optional<unsigned> parameterCount(llvm::StringRef key) {
+  if (!key.ends_with(")")) return std::nullopt;
+  int depth = 0;
+  unsigned commas = 0;
+  for (size_t i = key.size(); i-- > 0;) {
+    char c = key[i];
+    if (c == ')' || c == '>') ++depth;
+    if (c == '(' || c == '<') --depth;
+    if (depth == 0) return i + 2 == key.size() ? 0 : commas + 1;
+    commas += depth == 1 && c == ',';
+  }
+  return std::nullopt;
+}
+
 // The calls of the project's sources outside the run, as edges between the
 // run's functions of the called names (every function of that name: text
 // cannot tell overloads or classes apart) and, where the run has none, the
 // name itself ("text:<name>"), so that a chain through several such files
-// still reaches the run.
+// still reaches the run. A call passing more arguments than a function
+// takes is not a call of it (default arguments may make it take fewer).
 void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::StringRef> findingFunctions,
                   std::vector<Edge>& edges, llvm::UniqueStringSaver& strings, llvm::StringSet<>& textSites) {
   llvm::StringMap<llvm::SmallVector<llvm::StringRef, 2>> byName;
@@ -128,19 +146,27 @@ void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::S
     if (!constructor && !name.starts_with("~") && !clang::tidy::nosync::isOneOffName(name))
       byName[name].push_back(k);
   };
-  for (const Edge& e : edges) add(e.Caller), add(e.Callee);
+  // Only functions that call something or hold a finding: a callee that is
+  // neither (a library's clip_grad_norm_) passes no heat on, and a text call
+  // of its name would chain through it to an unrelated caller.
+  for (const Edge& e : edges) add(e.Caller);
   for (llvm::StringRef k : findingFunctions) add(k);
   auto keysOf = [&](const std::string& name) -> llvm::SmallVector<llvm::StringRef, 2> {
     auto it = byName.find(name);
     if (it != byName.end()) return it->second;
     return {strings.save("text:" + name)};
   };
+  auto takes = [](llvm::StringRef key, unsigned args) {
+    std::optional<unsigned> params = parameterCount(key);
+    return !params || args <= *params;
+  };
   for (const TextCallEdge& c : calls) {
     llvm::StringRef at = strings.save(c.at);
     textSites.insert(at);
     for (llvm::StringRef caller : keysOf(c.caller))
       for (llvm::StringRef callee : keysOf(c.callee))
-        edges.push_back(Edge{caller, callee, c.inLoop, c.throttled, c.callerIsTest, c.callerIsMain, at});
+        if (takes(callee, c.args))
+          edges.push_back(Edge{caller, callee, c.inLoop, c.throttled, c.callerIsTest, c.callerIsMain, at});
   }
 }
 

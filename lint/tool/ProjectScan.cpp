@@ -108,8 +108,11 @@ std::string withoutComments(llvm::StringRef text) {
       out.push_back('\n');
     } else if (text.substr(i).starts_with("/*")) {
       size_t end = text.find("*/", i + 2);
-      i = end == llvm::StringRef::npos ? text.size() : end + 1;
+      size_t last = end == llvm::StringRef::npos ? text.size() : end + 2;
+      // Its newlines stay, so that text calls are named by their own lines.
       out.push_back(' ');
+      out.append(text.slice(i, last).count('\n'), '\n');
+      i = last - 1;
     } else {
       out.push_back(c);
     }
@@ -170,9 +173,17 @@ ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
   if (out.root.empty()) return out;
   out.mayUseCuda = false;
   llvm::StringSet<> inRun;
+  // A run of test sources only: the project's own code never calls into its
+  // tests (and their text is not read), so no text call can reach the run.
+  bool runIsTests = true;
   for (const std::string& f : files) {
     llvm::SmallString<256> real;
     if (!fs::real_path(f, real)) inRun.insert(real);
+    llvm::SmallString<256> rel(f);
+    fs::make_absolute(rel);
+    path::remove_dots(rel, /*remove_dot_dot=*/true);
+    path::replace_path_prefix(rel, out.root + path::get_separator().str(), "");
+    runIsTests = runIsTests && isTestPath(path::parent_path(rel));
   }
   uint64_t bytes = 0;
   std::error_code ec;
@@ -194,7 +205,7 @@ ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
     llvm::SmallString<256> real;
     llvm::SmallString<256> rel(p);
     path::replace_path_prefix(rel, out.root + path::get_separator().str(), "");
-    if (!fs::real_path(p, real) && !inRun.contains(real) && !isTestPath(path::parent_path(rel)))
+    if (!runIsTests && !fs::real_path(p, real) && !inRun.contains(real) && !isTestPath(path::parent_path(rel)))
       collectTextCalls(code, rel, out.textCalls);
   }
   out.complete = !ec;

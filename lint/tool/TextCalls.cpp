@@ -34,8 +34,9 @@ std::vector<Tok> tokenize(llvm::StringRef code) {
       ++i;
       continue;
     }
-    if (c == '#' && lineStart) {  // a directive, with its continuation lines
-      while (i < code.size() && code[i] != '\n') i += code[i] == '\\' && i + 1 < code.size() ? 2 : 1;
+    if (c == '#' && lineStart) {  // a directive, with its continuation lines (counted)
+      for (; i < code.size() && code[i] != '\n'; ++i)
+        if (code[i] == '\\' && i + 1 < code.size() && code[i + 1] == '\n') ++line, ++i;
       continue;
     }
     lineStart = false;
@@ -49,7 +50,7 @@ std::vector<Tok> tokenize(llvm::StringRef code) {
     } else if (c == '"' || c == '\'') {
       ++i;
       while (i < code.size() && code[i] != c && code[i] != '\n') i += code[i] == '\\' ? 2 : 1;
-      i = std::min(i + 1, code.size());
+      if (i < code.size() && code[i] == c) ++i;  // an unterminated one ends before its newline
       out.push_back({Tok::Literal, code.slice(start, i), line});
     } else {
       llvm::StringRef two = code.substr(i, 2);
@@ -86,6 +87,22 @@ size_t closing(const std::vector<Tok>& t, size_t open, llvm::StringRef l, llvm::
     if (is(t[i], r) && --depth == 0) return i;
   }
   return t.size();
+}
+
+// The arguments of the call whose `(` is at `open`: its top-level commas
+// plus one, none for `()`. Commas inside template arguments count too (text
+// cannot tell `<` from less-than), so a count may be high, never low.
+unsigned argumentCount(const std::vector<Tok>& t, size_t open) {
+  size_t close = closing(t, open, "(", ")");
+  if (close == open + 1 || close >= t.size()) return 0;
+  unsigned commas = 0;
+  int depth = 0;
+  for (size_t i = open + 1; i < close; ++i) {
+    if (is(t[i], "(") || is(t[i], "{") || is(t[i], "[")) ++depth;
+    if (is(t[i], ")") || is(t[i], "}") || is(t[i], "]")) --depth;
+    commas += depth == 0 && is(t[i], ",");
+  }
+  return commas + 1;
 }
 
 // After the `)` of a parameter list at `close`: the `{` of the function body
@@ -209,6 +226,7 @@ private:
     TextCallEdge e;
     e.caller = fn->name;
     e.callee = t_[i].text.str();
+    e.args = argumentCount(t_, i + 1);
     for (const Scope& s : scopes_) {
       e.inLoop = e.inLoop || s.kind == Scope::Loop;
       e.throttled = e.throttled || s.kind == Scope::Throttle;

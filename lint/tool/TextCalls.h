@@ -18,6 +18,7 @@ namespace nosync::lint {
 struct TextCallEdge {
   std::string caller;  // the unqualified name of the function the call is in
   std::string callee;  // the unqualified name called
+  unsigned args = 0;   // the arguments it passes (a function taking fewer is not it)
   bool inLoop = false;     // in a for / while / do body of that function
   bool throttled = false;  // under an `if` whose condition takes a remainder
   bool callerIsMain = false;

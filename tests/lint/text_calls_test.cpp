@@ -106,5 +106,26 @@ void f() {
   ASSERT_NE(find(calls, "g"), nullptr);
 }
 
+// A multi-line #define still counts its lines: the calls after it are named
+// by the line they are on.
+TEST(TextCalls, LinesAfterAContinuedDirectiveAndArgumentCounts) {
+  auto calls = callsOf(R"(#define OP(fast, slow) \
+  if (ready()) return fast; \
+  return slow;
+void step(Opt& o) {
+  clip(resolve(), 1.0, pick(a, b));
+  norm();
+  take({1, 2}, std::vector<int>{3, 4}[0]);
+}
+)");
+  ASSERT_NE(find(calls, "clip"), nullptr);
+  EXPECT_EQ(find(calls, "clip")->at, "app/main.cpp:5");
+  EXPECT_EQ(find(calls, "clip")->args, 3u);  // pick(a, b) is one of them
+  EXPECT_EQ(find(calls, "resolve")->args, 0u);
+  EXPECT_EQ(find(calls, "norm")->args, 0u);
+  EXPECT_EQ(find(calls, "take")->args, 2u);
+  EXPECT_EQ(find(calls, "ready"), nullptr);  // in the #define
+}
+
 }  // namespace
 }  // namespace nosync::lint

@@ -41,6 +41,7 @@ bool isOneOffFunction(const FunctionDecl *F);
 bool isTrainingDriver(const FunctionDecl *F);
 bool isTrainingCall(const Stmt *S);
 bool trainsThroughCalls(const Stmt *S, int Depth = 0);
+bool isPassLoop(const Stmt *Loop);
 
 // Records, for every call in user code, the caller, the callee and whether
 // the call sits in a loop; then closes the "called from a loop" set over the
@@ -73,14 +74,14 @@ public:
   bool traverseAsFunction(const FunctionDecl *F, TraverseFn Traverse) {
     const FunctionDecl *SavedFn = CurrentFn;
     unsigned SavedDepth = LoopDepth, SavedThrottle = ThrottleDepth;
-    bool SavedTrains = OutermostLoopTrains;
+    bool SavedPass = OutermostLoopIsPass;
     CurrentFn = normalize(F);
     LoopDepth = ThrottleDepth = 0;
     bool Result = Traverse();
     CurrentFn = SavedFn;
     LoopDepth = SavedDepth;
     ThrottleDepth = SavedThrottle;
-    OutermostLoopTrains = SavedTrains;
+    OutermostLoopIsPass = SavedPass;
     return Result;
   }
 
@@ -127,7 +128,7 @@ public:
     for (const FunctionDecl *Callee : calleesOf(Call)) {
       Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
                        runsOnce(CurrentFn), Call->getBeginLoc()});
-      Edges.back().InEvalLoop = LoopDepth > 0 && !OutermostLoopTrains;  // finish() keeps it if the unit trains
+      Edges.back().InEvalLoop = LoopDepth > 0 && OutermostLoopIsPass;  // finish() keeps it if the unit trains
       Calls.push_back(Call);
     }
     return true;
@@ -150,10 +151,11 @@ public:
 
 private:
 
-  // Entering a loop; at a function's outermost loop, whether that loop trains.
+  // Entering a loop; at a function's outermost loop, whether that loop is a
+  // pass (neither trains nor serves requests).
   void enterLoop(const Stmt *Loop) {
     if (LoopDepth++ == 0)
-      OutermostLoopTrains = trainsThroughCalls(Loop);
+      OutermostLoopIsPass = isPassLoop(Loop);
   }
 
   template <typename Fn> bool inLoop(const Stmt *Loop, Fn Traverse) {
@@ -207,7 +209,7 @@ private:
   const FunctionDecl *CurrentFn = nullptr;
   unsigned LoopDepth = 0;
   unsigned ThrottleDepth = 0;
-  bool OutermostLoopTrains = true;
+  bool OutermostLoopIsPass = false;
   bool UnitTrains = false;
   std::vector<Edge> Edges;
   std::vector<const CallExpr *> Calls;
@@ -414,6 +416,46 @@ bool trainsThroughCalls(const Stmt *S, int Depth) {
       return true;
   return llvm::any_of(S->children(), [&](const Stmt *C) { return trainsThroughCalls(C, Depth); });
 }
+
+// A loop that runs until input ends or forever: `while (std::getline(std::cin,
+// line))`, `while (std::cin >> x)`, `while (true)`, `for (;;)`. Each of its
+// iterations answers a request (a REPL, a server, a frame source); it is the
+// program's hot loop however the rest of the program trains.
+bool servesRequests(const Stmt *Loop) {
+  const Expr *Cond = nullptr;
+  if (const auto *W = dyn_cast<WhileStmt>(Loop))
+    Cond = W->getCond();
+  else if (const auto *F = dyn_cast<ForStmt>(Loop)) {
+    if (!F->getCond())
+      return true;
+    Cond = F->getCond();
+  } else if (const auto *D = dyn_cast<DoStmt>(Loop))
+    Cond = D->getCond();
+  if (!Cond)
+    return false;
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *B = dyn_cast<CXXBoolLiteralExpr>(Cond))
+    return B->getValue();
+  if (const auto *I = dyn_cast<IntegerLiteral>(Cond))
+    return I->getValue() != 0;
+  auto ReadsInput = [](const Stmt *S, auto &Self) -> bool {
+    if (!S)
+      return false;
+    if (const auto *Call = dyn_cast<CallExpr>(S))
+      if (const FunctionDecl *F = Call->getDirectCallee()) {
+        std::string Q = F->getQualifiedNameAsString();
+        if (Q == "std::getline" || (F->getOverloadedOperator() == OO_GreaterGreater && Call->getNumArgs() == 2 &&
+                                    Call->getArg(0)->getType().getAsString().find("istream") != std::string::npos))
+          return true;
+      }
+    return llvm::any_of(S->children(), [&](const Stmt *C) { return Self(C, Self); });
+  };
+  return ReadsInput(Cond, ReadsInput);
+}
+
+// A loop that neither trains nor serves requests: an evaluation, rendering
+// or export pass over a fixed range or dataset.
+bool isPassLoop(const Stmt *Loop) { return !trainsThroughCalls(Loop) && !servesRequests(Loop); }
 
 // An `if` whose branch runs on few iterations. `if (step % train_every == 0)
 // agent.train(batch)` is not one: a remainder that picks the steps the model
@@ -659,7 +701,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   bool FnCalledOnce = Fn && isCalledOnce(Fn, Ctx);
   L.AfterTraining = InLoop && OutermostLoop && (L.InMain || L.InDriver || FnCalledOnce) &&
                     followsTrainingLoop(OutermostLoop, Ctx);
-  L.InEvalLoop = InLoop && OutermostLoop && unitTrains(Ctx) && !trainsThroughCalls(OutermostLoop);
+  L.InEvalLoop = InLoop && OutermostLoop && unitTrains(Ctx) && isPassLoop(OutermostLoop);
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };

@@ -137,7 +137,7 @@ struct ActorCriticImpl : torch::nn::Module {
                                                                             torch::Tensor action = {}) {
     auto log_probs = torch::log_softmax(actor->forward(x), -1);
     if (!action.defined()) {  // expect-none: nosync-bool-condition
-      action = torch::multinomial(log_probs.exp(), 1).squeeze(-1);  // expect-maybe: nosync-hidden-sync
+      action = torch::multinomial(log_probs.exp(), 1).squeeze(-1);  // expect-none: nosync-hidden-sync
     }
     auto log_prob = log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1);
     auto entropy = -(log_probs.exp() * log_probs).sum(-1);

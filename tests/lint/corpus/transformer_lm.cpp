@@ -169,7 +169,7 @@ torch::Tensor generate(GPT& model, torch::Tensor idx, int64_t max_new_tokens, do
       auto kth = std::get<0>(logits.topk(std::min(top_k, logits.size(-1)))).select(-1, -1).unsqueeze(-1);
       logits = logits.masked_fill(logits < kth, -std::numeric_limits<float>::infinity());
     }
-    auto next = torch::multinomial(torch::softmax(logits, -1), 1);  // expect-maybe: nosync-hidden-sync
+    auto next = torch::multinomial(torch::softmax(logits, -1), 1);  // expect-none: nosync-hidden-sync
     idx = torch::cat({idx, next}, 1);
     if (next.item<int64_t>() == eos_id) break;  // expect: nosync-bool-condition
   }
