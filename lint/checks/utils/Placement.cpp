@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace clang::tidy::nosync {
@@ -312,6 +313,25 @@ llvm::DenseMap<const Decl *, DeviceKind> &declPlacementCache() {
   return Cache;
 }
 
+// Whether a walk stopped at the depth limit. Its Unknown says nothing about
+// the declaration it was placing, and is not kept: a walk that starts nearer
+// may place it (else the first check to ask would decide for every other).
+bool &depthLimitHit() {
+  thread_local bool Hit = false;
+  return Hit;
+}
+
+// Keeps `D`'s placement `K`, computed since the walk began with `Outer` as
+// the limit flag, unless that computation stopped at the limit.
+DeviceKind keepPlacement(const Decl *D, DeviceKind K, bool Outer) {
+  if (depthLimitHit())
+    declPlacementCache().erase(D);
+  else
+    declPlacementCache()[D] = K;
+  depthLimitHit() = depthLimitHit() || Outer;
+  return K;
+}
+
 // Where the main file's code is: the declarations searched for assignments
 // and call sites (LibTorch's own code is not).
 std::vector<const Decl *> mainFileDecls(ASTContext &Ctx) {
@@ -344,6 +364,7 @@ DeviceKind memberPlacement(const FieldDecl *Field, ASTContext &Ctx, int Depth) {
   auto [It, Inserted] = declPlacementCache().try_emplace(Field, DeviceKind::Unknown);
   if (!Inserted)
     return It->second;  // known, or being computed (a cycle): unknown
+  bool Outer = std::exchange(depthLimitHit(), false);
   auto Self = memberExpr(member(equalsNode(Field)));
   auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, ignoringParenImpCasts(Self)),
                                     hasArgument(1, expr(unless(hasDescendant(Self))).bind("value")));
@@ -357,9 +378,7 @@ DeviceKind memberPlacement(const FieldDecl *Field, ASTContext &Ctx, int Depth) {
     const auto *C = dyn_cast<CXXConstructExpr>(stripImplicit(V));
     return C && C->getNumArgs() == 0;
   });
-  DeviceKind K = agreedPlacement(Values, Ctx, Depth);
-  declPlacementCache()[Field] = K;
-  return K;
+  return keepPlacement(Field, agreedPlacement(Values, Ctx, Depth), Outer);
 }
 
 // A parameter is where every call in the main file puts its argument
@@ -374,6 +393,7 @@ DeviceKind parameterPlacement(const ParmVarDecl *Param, ASTContext &Ctx, int Dep
   auto [It, Inserted] = declPlacementCache().try_emplace(Param, DeviceKind::Unknown);
   if (!Inserted)
     return It->second;
+  bool Outer = std::exchange(depthLimitHit(), false);
   unsigned Index = Param->getFunctionScopeIndex();
   auto AnyRedecl = callExpr(callee(functionDecl(hasName(Fn->getQualifiedNameAsString())))).bind("call");
   std::vector<const Expr *> Values;
@@ -386,12 +406,10 @@ DeviceKind parameterPlacement(const ParmVarDecl *Param, ASTContext &Ctx, int Dep
       // A member call's arguments do not count the object.
       unsigned Offset = isa<CXXOperatorCallExpr>(C) && isa<CXXMethodDecl>(Callee) ? 1 : 0;
       if (Index + Offset >= C->getNumArgs())
-        return DeviceKind::Unknown;
+        return keepPlacement(Param, DeviceKind::Unknown, Outer);
       Values.push_back(C->getArg(Index + Offset));
     }
-  DeviceKind K = agreedPlacement(Values, Ctx, Depth);
-  declPlacementCache()[Param] = K;
-  return K;
+  return keepPlacement(Param, agreedPlacement(Values, Ctx, Depth), Outer);
 }
 
 // A function of the main file that returns a tensor is where every one of
@@ -403,13 +421,12 @@ DeviceKind returnPlacement(const FunctionDecl *F, ASTContext &Ctx, int Depth) {
   auto [It, Inserted] = declPlacementCache().try_emplace(Def, DeviceKind::Unknown);
   if (!Inserted)
     return It->second;
+  bool Outer = std::exchange(depthLimitHit(), false);
   std::vector<const Expr *> Values;
   auto Return = returnStmt(hasReturnValue(expr().bind("value")), forFunction(equalsNode(Def)));  // not a lambda's
   for (const BoundNodes &N : match(stmt(forEachDescendant(Return)), *Def->getBody(), Ctx))
     Values.push_back(N.getNodeAs<Expr>("value"));
-  DeviceKind K = agreedPlacement(Values, Ctx, Depth);
-  declPlacementCache()[Def] = K;
-  return K;
+  return keepPlacement(Def, agreedPlacement(Values, Ctx, Depth), Outer);
 }
 
 // `Tensor t;`, `std::vector<Tensor> v;`, `std::vector<Tensor> v(n)`: no
@@ -542,6 +559,7 @@ DeviceKind sequencePlacement(const ValueDecl *D, ASTContext &Ctx, int Depth) {
   auto [It, Inserted] = declPlacementCache().try_emplace(D, DeviceKind::Unknown);
   if (!Inserted)
     return It->second;  // known, or being computed (a cycle): unknown
+  bool Outer = std::exchange(depthLimitHit(), false);
   std::vector<const Expr *> Values;
   std::vector<const Decl *> Scopes;
   bool Readable = true;
@@ -549,7 +567,7 @@ DeviceKind sequencePlacement(const ValueDecl *D, ASTContext &Ctx, int Depth) {
   if (const auto *V = dyn_cast<VarDecl>(D)) {
     const auto *Fn = dyn_cast_or_null<Decl>(V->getParentFunctionOrMethod());
     if (!Fn)
-      return DeviceKind::Unknown;
+      return keepPlacement(D, DeviceKind::Unknown, Outer);
     Scopes.push_back(Fn);
     if (V->getInit())
       Inits.push_back(V->getInit());
@@ -573,9 +591,7 @@ DeviceKind sequencePlacement(const ValueDecl *D, ASTContext &Ctx, int Depth) {
     }
     Values.insert(Values.end(), Put->begin(), Put->end());
   }
-  DeviceKind K = Readable ? valuesPlacement(D, Values, Ctx, Depth) : DeviceKind::Unknown;
-  declPlacementCache()[D] = K;
-  return K;
+  return keepPlacement(D, Readable ? valuesPlacement(D, Values, Ctx, Depth) : DeviceKind::Unknown, Outer);
 }
 
 // Whether `Holds` is true of every loop around `S` in its function.
@@ -680,8 +696,12 @@ const Expr *dominatingAssignedValue(const DeclRefExpr *Use, const VarDecl *V, AS
 
 DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple) {
   E = stripImplicit(E);
-  if (!E || Depth > 12)
+  if (!E)
     return DeviceKind::Unknown;
+  if (Depth > 12) {
+    depthLimitHit() = true;
+    return DeviceKind::Unknown;
+  }
   if (isTensorSequence(E->getType())) {
     // The braced list or vector under an ArrayRef.
     if (const Expr *Inner = unwrapSequence(E); Inner != E)
@@ -713,6 +733,12 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
                                                        (isTensorType(MC->getType()) || AllowTuple))
       return commonPlacement(MC->arguments(), Ctx, Depth);
     llvm::StringRef Name = tensorMethodName(MC);
+    // A method of the user's own class (Yolo::predict) that returns tensors
+    // is where its return values are, like a free function of the file.
+    if (const CXXMethodDecl *M = MC->getMethodDecl();
+        Name.empty() && M && !M->isVirtual() && !isTorchFunction(M) &&
+        (isTensorType(MC->getType()) || isTensorSequence(MC->getType())))
+      return returnPlacement(M, Ctx, Depth);
     // Tuple-returning ops (max(dim), sort) reach here through structured
     // bindings; they are placed like tensor-returning ones.
     if (Name.empty() || !(isTensorType(MC->getType()) || AllowTuple))
@@ -746,7 +772,8 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
     if (F && F->getQualifiedNameAsString() == "std::get" && Call->getNumArgs() == 1 &&
         (isTensorType(Call->getType()) || AllowTuple))
       return placementImpl(Call->getArg(0), Ctx, Depth + 1, /*AllowTuple=*/true);
-    if (F && !isTorchFunction(F) && !isa<CXXMethodDecl>(F) && isTensorType(Call->getType()))
+    if (F && !isTorchFunction(F) && !isa<CXXMethodDecl>(F) &&
+        (isTensorType(Call->getType()) || isTensorSequence(Call->getType())))
       return returnPlacement(F, Ctx, Depth);
     if (!isTorchFunction(F) || !(isTensorType(Call->getType()) || AllowTuple))
       return DeviceKind::Unknown;
@@ -1051,6 +1078,7 @@ std::string argumentPlacements(const CallExpr *Call, const FunctionDecl *Callee,
 void clearPlacementCache() {
   declPlacementCache().clear();
   reassignmentCache().clear();
+  depthLimitHit() = false;
 }
 
 bool isHostCopyOfDeviceValue(const Expr *E, ASTContext &Ctx) {

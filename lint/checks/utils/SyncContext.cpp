@@ -41,7 +41,7 @@ bool isOneOffFunction(const FunctionDecl *F);
 bool isTrainingDriver(const FunctionDecl *F);
 bool isTrainingCall(const Stmt *S);
 bool trainsThroughCalls(const Stmt *S, int Depth = 0);
-bool isPassLoop(const Stmt *Loop);
+bool isPassLoop(const Stmt *Loop, ASTContext &Ctx);
 
 // Records, for every call in user code, the caller, the callee and whether
 // the call sits in a loop; then closes the "called from a loop" set over the
@@ -155,7 +155,7 @@ private:
   // pass (neither trains nor serves requests).
   void enterLoop(const Stmt *Loop) {
     if (LoopDepth++ == 0)
-      OutermostLoopIsPass = isPassLoop(Loop);
+      OutermostLoopIsPass = isPassLoop(Loop, Ctx);
   }
 
   template <typename Fn> bool inLoop(const Stmt *Loop, Fn Traverse) {
@@ -455,7 +455,27 @@ bool servesRequests(const Stmt *Loop) {
 
 // A loop that neither trains nor serves requests: an evaluation, rendering
 // or export pass over a fixed range or dataset.
-bool isPassLoop(const Stmt *Loop) { return !trainsThroughCalls(Loop) && !servesRequests(Loop); }
+// In a unit with errors the compiler may have dropped the training step from
+// the loop (a range-for over a type from a header that was not found, and its
+// whole body with it): the loop's text still says it trains.
+bool textTrains(const Stmt *Loop, ASTContext &Ctx) {
+  if (!Ctx.getDiagnostics().hasErrorOccurred())
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  CharSourceRange Range = CharSourceRange::getTokenRange(SM.getExpansionRange(Loop->getSourceRange()).getAsRange());
+  llvm::StringRef Text = Lexer::getSourceText(Range, SM, Ctx.getLangOpts());
+  for (llvm::StringRef Call : {"backward(", "zero_grad("})
+    for (size_t At = Text.find(Call); At != llvm::StringRef::npos; At = Text.find(Call, At + 1)) {
+      llvm::StringRef Before = Text.take_front(At).rtrim();
+      if (Before.ends_with(".") || Before.ends_with("->"))
+        return true;
+    }
+  return false;
+}
+
+bool isPassLoop(const Stmt *Loop, ASTContext &Ctx) {
+  return !trainsThroughCalls(Loop) && !servesRequests(Loop) && !textTrains(Loop, Ctx);
+}
 
 // An `if` whose branch runs on few iterations. `if (step % train_every == 0)
 // agent.train(batch)` is not one: a remainder that picks the steps the model
@@ -701,7 +721,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   bool FnCalledOnce = Fn && isCalledOnce(Fn, Ctx);
   L.AfterTraining = InLoop && OutermostLoop && (L.InMain || L.InDriver || FnCalledOnce) &&
                     followsTrainingLoop(OutermostLoop, Ctx);
-  L.InEvalLoop = InLoop && OutermostLoop && unitTrains(Ctx) && isPassLoop(OutermostLoop);
+  L.InEvalLoop = InLoop && OutermostLoop && unitTrains(Ctx) && isPassLoop(OutermostLoop, Ctx);
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };

@@ -56,6 +56,27 @@ float decode(torch::Tensor out, const torch::Tensor& gpu) {
   return first + mean + next + last;
 }
 
+// A method of the user's class returns host copies in a vector: what the
+// caller reads from it, through another method's parameter, is host memory.
+struct Detector {
+  std::vector<torch::Tensor> suppress(const torch::Tensor& pred) {
+    std::vector<torch::Tensor> kept;
+    for (int64_t i = 0; i < pred.size(0); ++i)
+      kept.push_back(pred[i].cpu());
+    return kept;
+  }
+  std::vector<torch::Tensor> predict(const torch::Tensor& pred) { return suppress(pred); }
+  float draw(const std::vector<torch::Tensor>& boxes) {
+    float sum = 0;
+    for (size_t i = 0; i < boxes.size(); ++i)
+      sum += boxes[i][0].item<float>();
+    return sum;
+  }
+  // A tensor from the GPU path is still a sync.
+  float first(const torch::Tensor& pred) { return pred[0].item<float>(); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:59: warning: 'item()' in 'first', which is called from a loop: {{.*}} [nosync-item]
+};
+
 int main() {
   torch::Device device(torch::kCUDA);
   Agent agent;
@@ -68,6 +89,10 @@ int main() {
     read_value(weights.sum());
     agent.step();
     decode(weights, weights);
+    Detector detector;
+    std::vector<torch::Tensor> boxes = detector.predict(weights);
+    detector.draw(boxes);
+    detector.first(weights);
   }
   return 0;
 }
