@@ -24,14 +24,18 @@ constexpr int kMaxLevels = 8;
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 bool holdsBuildFile(llvm::StringRef dir) {
-  for (const char* name : {"CMakeLists.txt", "Makefile", "meson.build"}) {
+  for (const char* name : {"CMakeLists.txt", "Makefile", "meson.build", "BUILD", "BUILD.bazel", "xmake.lua",
+                           "premake5.lua", "SConstruct"}) {
     llvm::SmallString<256> p(dir);
     path::append(p, name);
     if (fs::exists(p)) return true;
   }
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
-    if (path::extension(it->path()) == ".sln") return true;
+  for (fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
+    // Visual Studio solutions and projects, qmake projects.
+    llvm::StringRef ext = path::extension(it->path());
+    if (ext == ".sln" || ext == ".vcxproj" || ext == ".pro") return true;
+  }
   return false;
 }
 

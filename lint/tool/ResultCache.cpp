@@ -22,7 +22,8 @@ namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
 // Bump when the entry format or the meaning of a key changes.
-constexpr const char* kEntryFormat = "nosync-lint-cache-4";  // 2: with the call graph; 3: a training driver in the facts; 4: evaluation loops
+// 2: with the call graph; 3: a training driver in the facts; 4: evaluation loops; 5: debug-only asserts
+constexpr const char* kEntryFormat = "nosync-lint-cache-5";
 
 std::optional<std::string> fileDigest(llvm::StringRef file) {
   auto buf = llvm::MemoryBuffer::getFile(file);

@@ -167,7 +167,7 @@ public:
           scopes_.pop_back();
       } else if (k.kind == Tok::Ident && (is(k, "for") || is(k, "while")) && next(i, "(")) {
         pendingEnd_ = closing(t_, i + 1, "(", ")");
-        pending_ = Scope::Loop;
+        pending_ = is(k, "for") && tinyLoop(i + 1, pendingEnd_) ? Scope::Other : Scope::Loop;
       } else if (is(k, "do")) {
         pendingEnd_ = i;
         pending_ = Scope::Loop;
@@ -185,6 +185,42 @@ public:
 
 private:
   bool next(size_t i, llvm::StringRef text) const { return i + 1 < t_.size() && is(t_[i + 1], text); }
+
+  static std::optional<long> decimal(const Tok& k) {
+    long v = 0;
+    if (k.kind != Tok::Literal || k.text.getAsInteger(10, v)) return std::nullopt;
+    return v;
+  }
+
+  // `for (int i = 0; i < 2; ++i) body` with no loop in its body: at most four
+  // turns with literal bounds is straight-line code written as a loop (the
+  // checks' isTinyLoop reads the AST the same way). `open` and `close` are the
+  // header's parentheses.
+  bool tinyLoop(size_t open, size_t close) const {
+    size_t semi = open;
+    while (semi < close && !is(t_[semi], ";")) ++semi;
+    if (semi >= close || semi < open + 4 || !is(t_[semi - 2], "=") || semi + 4 >= close) return false;
+    const Tok& var = t_[semi - 3];
+    std::optional<long> from = decimal(t_[semi - 1]);
+    if (var.kind != Tok::Ident || !from || t_[semi + 1].text != var.text) return false;
+    size_t b = semi + 2;
+    bool less = is(t_[b], "<"), notEqual = is(t_[b], "!");
+    bool orEqual = b + 1 < close && is(t_[b + 1], "=");
+    if (!less && !(notEqual && orEqual)) return false;
+    size_t lit = b + (orEqual ? 2 : 1);
+    std::optional<long> to = lit < close ? decimal(t_[lit]) : std::nullopt;
+    if (!to || lit + 1 >= t_.size() || !is(t_[lit + 1], ";")) return false;
+    long turns = *to - *from + (less && orEqual ? 1 : 0);
+    if (turns < 0 || turns > 4) return false;
+    size_t bodyEnd = close + 1;
+    if (bodyEnd < t_.size() && is(t_[bodyEnd], "{"))
+      bodyEnd = closing(t_, bodyEnd, "{", "}");
+    else
+      while (bodyEnd < t_.size() && !is(t_[bodyEnd], ";")) ++bodyEnd;
+    for (size_t j = close + 1; j < bodyEnd && j < t_.size(); ++j)
+      if (is(t_[j], "for") || is(t_[j], "while") || is(t_[j], "do")) return false;
+    return true;
+  }
 
   const Scope* function() const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)

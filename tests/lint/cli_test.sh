@@ -130,6 +130,26 @@ if [[ -n "$TORCH_INC" ]]; then
     "$LINT" --no-cache --min-severity=note "$tmp/proj_text/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
   expect context-text-once 1 "helpers.cpp:15:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
     "$LINT" --no-cache --min-severity=note "$tmp/proj_text/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  # A qmake project (a .pro file where CMakeLists.txt would be) is a project too.
+  mkdir -p "$tmp/proj_qmake/src" "$tmp/proj_qmake/app"
+  echo 'SOURCES += src/helpers.cpp app/train.cpp' >"$tmp/proj_qmake/trainer.pro"
+  cp "$PC/helpers.cpp" "$tmp/proj_qmake/src/helpers.cpp"
+  cp "$PC/train.cpp" "$tmp/proj_qmake/app/train.cpp"
+  expect context-text-qmake 1 "helpers.cpp:15:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_qmake/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  # Text callers: a loop of two turns with literal bounds is straight-line code
+  # (the text reads it like the AST's isTinyLoop); one of a hundred is a loop.
+  for turns in 2 100; do
+    mkdir -p "$tmp/proj_tiny$turns/src" "$tmp/proj_tiny$turns/app"
+    echo 'project(p CXX)' >"$tmp/proj_tiny$turns/CMakeLists.txt"
+    cp "$PC/helpers.cpp" "$tmp/proj_tiny$turns/src/helpers.cpp"
+    sed "s/^  print_final(loss);/  for (int i = 0; i < $turns; ++i) print_final(loss);/" "$PC/train.cpp" \
+      >"$tmp/proj_tiny$turns/app/train.cpp"
+  done
+  expect context-text-tiny-loop 1 "helpers.cpp:15:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_tiny2/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  expect context-text-long-loop 1 "helpers.cpp:15:[0-9]+: warning: 'item\(\)' in 'print_final', which is called from a loop" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_tiny100/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
   "$LINT" --no-cache --format=json --min-severity=note "$tmp/proj_text/src/helpers.cpp" -- -std=c++17 "${inc[@]}" \
     >"$tmp/text.json" 2>/dev/null
   json_assert context-text-json "$tmp/text.json" \

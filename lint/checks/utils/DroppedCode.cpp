@@ -1,7 +1,9 @@
 #include "utils/DroppedCode.h"
 
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
@@ -147,10 +149,12 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
     TextCall Call;
     Call.NameLoc = T.Loc;
     Call.Name = T.Text.str();
-    Call.Member = I > 0 && (Tokens[I - 1].Kind == tok::period || Tokens[I - 1].Kind == tok::arrow);
-    if (Call.Member && I >= 2 && Tokens[I - 2].Kind == tok::r_paren) {
+    // `acc.template item<float>()`: the member named after `template`.
+    size_t Name = I >= 2 && isIdent(Tokens[I - 1], "template") ? I - 1 : I;
+    Call.Member = Name > 0 && (Tokens[Name - 1].Kind == tok::period || Tokens[Name - 1].Kind == tok::arrow);
+    if (Call.Member && Name >= 2 && Tokens[Name - 2].Kind == tok::r_paren) {
       // Back over the receiver's parentheses to the name before them.
-      size_t Depth = 0, Q = I - 2;
+      size_t Depth = 0, Q = Name - 2;
       for (; Q > 0; --Q) {
         Depth += Tokens[Q].Kind == tok::r_paren;
         Depth -= Tokens[Q].Kind == tok::l_paren;
@@ -195,8 +199,46 @@ public:
   }
 };
 
-// The text between the statements of `S` that is not `;`: what Clang parsed
-// there and then dropped.
+// A statement Clang kept with an error inside: a declaration whose
+// initializer did not type-check (`auto t = from_blob(mat.data, ..).to(dev)`
+// with cv::Mat unknown), an expression or a return built around a recovery
+// expression. What the error hides is not in the AST in a form the matchers
+// know.
+bool keptWithErrors(const Stmt *S) {
+  if (const auto *E = dyn_cast<Expr>(S))
+    return E->containsErrors();
+  if (const auto *R = dyn_cast<ReturnStmt>(S))
+    return R->getRetValue() && R->getRetValue()->containsErrors();
+  if (const auto *D = dyn_cast<DeclStmt>(S))
+    return llvm::any_of(D->decls(), [](const Decl *X) {
+      const auto *V = dyn_cast<VarDecl>(X);
+      return V && V->getInit() && V->getInit()->containsErrors();
+    });
+  return false;
+}
+
+// Where the calls that Clang resolved in a statement are named.
+class ResolvedCallNames : public RecursiveASTVisitor<ResolvedCallNames> {
+public:
+  explicit ResolvedCallNames(const SourceManager &SM) : SM(SM) {}
+  llvm::DenseSet<SourceLocation> Names;
+  bool VisitCallExpr(CallExpr *C) {
+    if (!C->getDirectCallee())
+      return true;
+    const Expr *Callee = C->getCallee()->IgnoreImplicit();
+    if (const auto *M = dyn_cast<MemberExpr>(Callee))
+      Names.insert(SM.getExpansionLoc(M->getMemberLoc()));
+    else if (const auto *D = dyn_cast<DeclRefExpr>(Callee))
+      Names.insert(SM.getExpansionLoc(D->getLocation()));
+    return true;
+  }
+
+private:
+  const SourceManager &SM;
+};
+
+// The text between the statements of `S` that is not `;`, what Clang parsed
+// there and then dropped, and the statements it kept with errors.
 void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall> &Out) {
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
@@ -221,11 +263,76 @@ void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall
     From = Lexer::getLocForEndOfToken(R.getEnd(), 0, SM, LO);
     if (From.isInvalid())
       return;
+    // Its calls the compiler did resolve may be reported by the matchers
+    // too; RuleCheck keeps one finding per place.
+    if (keptWithErrors(Child) && SM.getFileID(R.getBegin()) == SM.getFileID(From))
+      collectCalls(lexRange(R.getBegin(), From, SM, LO), &S, Out);
   }
   Gap(Close);
 }
 
+// The calls of a template's body whose member the compiler cannot look up
+// before instantiation (`batch.data.to(device)` where `batch` has a type that
+// depends on a template parameter), each with the statement it is in.
+class DependentCallFinder : public RecursiveASTVisitor<DependentCallFinder> {
+public:
+  std::vector<std::pair<const CallExpr *, const CXXDependentScopeMemberExpr *>> Found;
+  bool VisitCallExpr(CallExpr *C) {
+    if (const auto *M = dyn_cast_or_null<CXXDependentScopeMemberExpr>(C->getCallee()->IgnoreParens()))
+      Found.emplace_back(C, M);
+    return true;
+  }
+};
+
+// The instantiations of `F` in this translation unit that have a body: of a
+// function template, or of a member function of a class template.
+std::vector<const FunctionDecl *> instantiationsOf(const FunctionDecl &F) {
+  std::vector<const FunctionDecl *> Out;
+  if (const FunctionTemplateDecl *T = F.getDescribedFunctionTemplate())
+    for (const FunctionDecl *I : T->specializations())
+      if (I->hasBody())
+        Out.push_back(I);
+  const auto *M = dyn_cast<CXXMethodDecl>(&F);
+  const ClassTemplateDecl *Class = M ? M->getParent()->getDescribedClassTemplate() : nullptr;
+  if (Class)
+    for (const ClassTemplateSpecializationDecl *Spec : Class->specializations())
+      for (const CXXMethodDecl *I : Spec->methods())
+        if (I->getTemplateInstantiationPattern() == &F && I->hasBody())
+          Out.push_back(I);
+  return Out;
+}
+
 }  // namespace
+
+std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx) {
+  std::vector<TextCall> Out;
+  if (!F.isDependentContext() || !F.hasBody())
+    return Out;
+  const SourceManager &SM = Ctx.getSourceManager();
+  // Where an instantiation resolved a call, the matchers saw it there, with
+  // its types: the text is not read again.
+  ResolvedCallNames Instantiated(SM);
+  for (const FunctionDecl *I : instantiationsOf(F))
+    Instantiated.TraverseStmt(I->getBody());
+  DependentCallFinder Finder;
+  Finder.TraverseStmt(F.getBody());
+  for (const auto &[Call, Member] : Finder.Found) {
+    CharSourceRange R = SM.getExpansionRange(Call->getSourceRange());
+    SourceLocation Name = SM.getExpansionLoc(Member->getMemberLoc());
+    if (R.getBegin().isInvalid() || SM.getFileID(R.getBegin()) != SM.getFileID(R.getEnd()) ||
+        SM.isInSystemHeader(R.getBegin()))
+      continue;
+    SourceLocation End = Lexer::getLocForEndOfToken(R.getEnd(), 0, SM, Ctx.getLangOpts());
+    std::vector<TextCall> Calls;
+    collectCalls(lexRange(R.getBegin(), End, SM, Ctx.getLangOpts()), Call, Calls);
+    for (TextCall &C : Calls)
+      if (C.NameLoc == Name && C.Member && !Instantiated.Names.contains(Name)) {
+        C.Dependent = true;
+        Out.push_back(std::move(C));
+      }
+  }
+  return Out;
+}
 
 std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx) {
   std::vector<TextCall> Out;

@@ -39,14 +39,25 @@ struct TextCall {
   /// The `if` of the dropped text whose remainder test (`i % 50 == 0`)
   /// throttles the call; invalid when none does.
   SourceLocation Throttle;
-  /// The compound statement the dropped text sits in: where its context is
-  /// decided.
+  /// Where its context is decided: the compound statement the dropped text
+  /// sits in, or the call itself for a dependent call.
   const Stmt *Container = nullptr;
+  /// Read from a call the compiler kept but could not resolve before
+  /// instantiation (see dependentCalls), not from dropped text.
+  bool Dependent = false;
 };
 
 /// Calls in the statements of `F`'s body that the compiler left out of the
 /// AST. Empty when the translation unit had no error: then nothing is dropped.
 std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx);
+
+/// The member calls in the body of a template (a function template or a
+/// member of a class template, not an instantiation) on an object whose type
+/// depends on a template parameter: `batch.data.to(device)` in
+/// `Trainer<Task>::train`. The compiler keeps them unresolved, so the matchers,
+/// which need the tensor type, do not see them; a header linted alone has no
+/// instantiation. They are read from their text like dropped code.
+std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx);
 
 /// The catalog op a call read from text is, by the op table's method and
 /// function names, with the rule it is reported under. Copies are decided by

@@ -674,10 +674,45 @@ bool dominates(const Stmt *S, const Expr *Use, ASTContext &Ctx) {
   }
 }
 
-// `x = x.to(kCPU); print(x);`: the value `Use` reads, when the assignment to
-// `V` just before it (in source order) runs before it every time; nullptr
-// otherwise (a branch's assignment, a loop around `Use` only, a move).
-const Expr *dominatingAssignedValue(const DeclRefExpr *Use, const VarDecl *V, ASTContext &Ctx) {
+// Whether `Cond` asks where something is (`!device.is_cpu()`, `x.is_cuda()`,
+// `device.type() == kCUDA`, `cuda::is_available()`): a move under such an
+// `if` is skipped only where the tensor is already where the move would put it.
+bool isDeviceTest(const Stmt *Cond, const ASTContext &Ctx) {
+  if (!Cond)
+    return false;
+  if (const auto *Call = dyn_cast<CallExpr>(Cond))
+    if (const auto *Callee = dyn_cast_or_null<NamedDecl>(Call->getCalleeDecl()))
+      if (llvm::is_contained({"is_cpu", "is_cuda", "is_available"}, Callee->getName()))
+        return true;
+  if (const auto *E = dyn_cast<Expr>(Cond); E && isDeviceTypeEnum(E->getType()) &&
+                                            fromDeviceTypeValue(E, Ctx) != DeviceKind::Unknown)
+    return true;
+  return llvm::any_of(Cond->children(), [&](const Stmt *C) { return isDeviceTest(C, Ctx); });
+}
+
+// `if (!device.is_cpu()) { x = x.cpu(); }`, then `Use`: the `if`, when `Assign`
+// is a statement of its then-branch (no else) and it asks where something is.
+const IfStmt *deviceGuardOf(const CXXOperatorCallExpr *Assign, ASTContext &Ctx) {
+  DynTypedNode Child = DynTypedNode::create(*Assign);
+  for (int Up = 0; Up < 3; ++Up) {
+    DynTypedNodeList Parents = Ctx.getParents(Child);
+    if (Parents.empty())
+      return nullptr;
+    if (const auto *If = Parents[0].get<IfStmt>())
+      return If->getThen() == Child.get<Stmt>() && !If->getElse() && isDeviceTest(If->getCond(), Ctx) ? If
+                                                                                                        : nullptr;
+    const auto *P = Parents[0].get<Stmt>();
+    if (!P || !(isa<CompoundStmt>(P) || isa<ExprWithCleanups>(P)))
+      return nullptr;
+    Child = Parents[0];
+  }
+  return nullptr;
+}
+
+// The assignment `V = value` just before `Use` (in source order) when it is a
+// statement of a block that also holds `Use`, or of a device guard that such
+// a block holds; nullptr otherwise (another branch's assignment, a move, none).
+const CXXOperatorCallExpr *assignmentBefore(const DeclRefExpr *Use, const VarDecl *V, ASTContext &Ctx) {
   const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
   if (!Fn || !Fn->hasBody())
     return nullptr;
@@ -688,10 +723,44 @@ const Expr *dominatingAssignedValue(const DeclRefExpr *Use, const VarDecl *V, AS
         (!Last || SM.isBeforeInTranslationUnit(Last->getBeginLoc(), A->getBeginLoc())))
       Last = A;
   const auto *Assign = dyn_cast_or_null<CXXOperatorCallExpr>(Last);
-  if (!Assign || Assign->getOperator() != OO_Equal || !dominates(Assign, Use, Ctx) ||
-      !loopsAroundAlsoHold(Use, Assign, Ctx))
+  if (!Assign || Assign->getOperator() != OO_Equal)
     return nullptr;
-  return Assign->getArg(1);
+  if (dominates(Assign, Use, Ctx))
+    return Assign;
+  const IfStmt *Guard = deviceGuardOf(Assign, Ctx);
+  return Guard && dominates(Guard, Use, Ctx) ? Assign : nullptr;
+}
+
+// `x = x.to(kCPU); print(x);`: the value `Use` reads, when the assignment to
+// `V` just before it runs before it every time; nullptr otherwise (see
+// assignmentBefore; also when a loop around `Use` does not hold it, so that
+// a later assignment in that loop may run in between).
+const Expr *dominatingAssignedValue(const DeclRefExpr *Use, const VarDecl *V, ASTContext &Ctx) {
+  const CXXOperatorCallExpr *Assign = assignmentBefore(Use, V, Ctx);
+  return Assign && loopsAroundAlsoHold(Use, Assign, Ctx) ? Assign->getArg(1) : nullptr;
+}
+
+// `x = y.cpu(); for (..) { use(x); x = x.index_select(0, keep); }`: a loop
+// around `Use` turns after the assignment before it, and every later
+// assignment to `V` keeps `V` where that assignment put it (it is computed
+// from `V`, or placed so anyway). Then `Use` reads a tensor placed so.
+DeviceKind placedAcrossLoopTurns(const DeclRefExpr *Use, const VarDecl *V, ASTContext &Ctx, int Depth) {
+  const CXXOperatorCallExpr *Assign = assignmentBefore(Use, V, Ctx);
+  if (!Assign)
+    return DeviceKind::Unknown;
+  DeviceKind K = placementImpl(Assign->getArg(1), Ctx, Depth + 1);
+  if (K == DeviceKind::Unknown || !assumedPlacements().try_emplace(V, K).second)
+    return DeviceKind::Unknown;
+  const SourceManager &SM = Ctx.getSourceManager();
+  const auto *Fn = cast<FunctionDecl>(V->getParentFunctionOrMethod());
+  bool Kept = llvm::all_of(reassignments(V, *Fn, Ctx), [&](const CallExpr *A) {
+    if (!SM.isBeforeInTranslationUnit(Assign->getBeginLoc(), A->getBeginLoc()))
+      return true;  // this assignment or one before it
+    const auto *Later = dyn_cast<CXXOperatorCallExpr>(A);
+    return Later && Later->getOperator() == OO_Equal && placementImpl(Later->getArg(1), Ctx, Depth + 1) == K;
+  });
+  assumedPlacements().erase(V);
+  return Kept ? K : DeviceKind::Unknown;
 }
 
 DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple) {
@@ -798,8 +867,12 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
                                : DeviceKind::Unknown;
     }
     if (const auto *Param = dyn_cast<ParmVarDecl>(DRE->getDecl())) {
-      if (const Expr *Value = isTensorType(Param->getType()) ? dominatingAssignedValue(DRE, Param, Ctx) : nullptr)
-        return placementImpl(Value, Ctx, Depth + 1);
+      if (isTensorType(Param->getType())) {
+        if (const Expr *Value = dominatingAssignedValue(DRE, Param, Ctx))
+          return placementImpl(Value, Ctx, Depth + 1);
+        if (DeviceKind K = placedAcrossLoopTurns(DRE, Param, Ctx, Depth); K != DeviceKind::Unknown)
+          return K;
+      }
       return isTensorType(Param->getType()) || isTensorSequence(Param->getType())
                  ? parameterPlacement(Param, Ctx, Depth)
                  : DeviceKind::Unknown;
@@ -811,9 +884,12 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
       return It->second;
     if (const Expr *Range = rangeOfLoopVariable(V, Ctx))
       return isTensorSequence(Range->getType()) ? placementImpl(Range, Ctx, Depth + 1) : DeviceKind::Unknown;
-    if (isTensorType(V->getType()))
+    if (isTensorType(V->getType())) {
       if (const Expr *Value = dominatingAssignedValue(DRE, V, Ctx))
         return placementImpl(Value, Ctx, Depth + 1);
+      if (DeviceKind K = placedAcrossLoopTurns(DRE, V, Ctx, Depth); K != DeviceKind::Unknown)
+        return K;
+    }
     if (isTensorSequence(V->getType()))
       return sequencePlacement(V, Ctx, Depth);
     if (!V->getInit() || isEmptyConstruction(V->getInit()))  // `Tensor m;` then `m = ..`

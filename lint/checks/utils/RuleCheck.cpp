@@ -5,6 +5,8 @@
 #include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
@@ -94,6 +96,13 @@ void RuleCheck::onEndOfTranslationUnit() {
     Pending.erase(std::unique(Pending.begin(), Pending.end(),
                               [](const Finding &A, const Finding &B) { return A.Loc == B.Loc && A.What == B.What; }),
                   Pending.end());
+    // A call read from the text of a statement with an error that the
+    // compiler resolved after all: the matchers' finding says more.
+    llvm::DenseSet<SourceLocation> Matched;
+    for (const Finding &F : Pending)
+      if (!F.FromText)
+        Matched.insert(F.Loc);
+    llvm::erase_if(Pending, [&](const Finding &F) { return F.FromText && Matched.contains(F.Loc); });
     for (const Finding &F : Pending)
       emit(F, *PendingContext);
   }
@@ -118,17 +127,24 @@ void RuleCheck::DroppedCodeCallback::run(const ast_matchers::MatchFinder::MatchR
 }
 
 void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
-  for (const TextCall &Call : droppedCalls(Fn, Ctx)) {
+  std::vector<TextCall> Calls = droppedCalls(Fn, Ctx);
+  std::vector<TextCall> Dependent = dependentCalls(Fn, Ctx);
+  Calls.insert(Calls.end(), std::make_move_iterator(Dependent.begin()), std::make_move_iterator(Dependent.end()));
+  for (const TextCall &Call : Calls) {
     std::optional<TextOp> Op = opOfTextCall(Call);
     if (!Op || Op->Rule != Rule.rule)
       continue;
     Finding F;
     F.Site = Call.Container;
     F.Loc = Call.NameLoc;
-    F.What = "'" + Call.Name + "()' (in a statement that did not compile, read from its text)";
+    F.What = "'" + Call.Name + "()' (" +
+             (Call.Dependent ? "on a type that depends on a template parameter"
+                             : "in a statement that did not compile") +
+             ", read from its text)";
     F.Advice = std::string(Op->Op->advice);
     F.TextLoop = Call.Loop;
     F.TextThrottle = Call.Throttle;
+    F.FromText = true;
     report(std::move(F), Ctx);
   }
 }

@@ -56,6 +56,9 @@ struct Finding {
   /// loop of the dropped text that repeats it, and the `if (i % n == 0)`
   /// of that text that throttles it; invalid otherwise.
   SourceLocation TextLoop, TextThrottle;
+  /// Read from text (DroppedCode.h): dropped where the matchers reported
+  /// the same place.
+  bool FromText = false;
 };
 
 class RuleCheck : public ClangTidyCheck {
@@ -76,7 +79,8 @@ protected:
   void onEndOfTranslationUnit() override;
 
   /// Also reports this rule's calls in code the compiler dropped after an
-  /// error (DroppedCode.h), read from the text. Checks whose ops can be told
+  /// error and member calls a template leaves unresolved (DroppedCode.h),
+  /// read from the text. Checks whose ops can be told
   /// from their spelling call it from registerMatchers.
   void registerDroppedCodeMatcher(ast_matchers::MatchFinder *Finder);
 

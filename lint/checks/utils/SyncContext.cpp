@@ -42,6 +42,7 @@ bool isTrainingDriver(const FunctionDecl *F);
 bool isTrainingCall(const Stmt *S);
 bool trainsThroughCalls(const Stmt *S, int Depth = 0);
 bool isPassLoop(const Stmt *Loop, ASTContext &Ctx);
+bool isTinyLoop(const Stmt *Loop, ASTContext &Ctx);
 
 // Records, for every call in user code, the caller, the callee and whether
 // the call sits in a loop; then closes the "called from a loop" set over the
@@ -87,6 +88,8 @@ public:
 
   bool TraverseForStmt(ForStmt *S) {
     TraverseStmt(S->getInit());
+    if (isTinyLoop(S, Ctx))  // straight-line code written as a loop
+      return TraverseStmt(S->getCond()) && TraverseStmt(S->getInc()) && TraverseStmt(S->getBody());
     enterLoop(S);
     TraverseStmt(S->getCond());
     TraverseStmt(S->getInc());
@@ -477,6 +480,37 @@ bool isPassLoop(const Stmt *Loop, ASTContext &Ctx) {
   return !trainsThroughCalls(Loop) && !servesRequests(Loop) && !textTrains(Loop, Ctx);
 }
 
+// Whether `S` holds a loop statement.
+bool holdsLoop(const Stmt *S) {
+  return S && llvm::any_of(S->children(), [](const Stmt *C) {
+           return C && (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(C) || holdsLoop(C));
+         });
+}
+
+// `for (int i = 0; i < 2; ++i)` over the two images of a pair, the three
+// heads of a model: a loop of at most four turns with constant bounds and no
+// loop inside is straight-line code written as a loop, not an iteration of a
+// workload (an epoch loop holds its batch loop; a batch loop has no constant
+// bound).
+bool isTinyLoop(const Stmt *Loop, ASTContext &Ctx) {
+  const auto *For = dyn_cast<ForStmt>(Loop);
+  const auto *Init = For ? dyn_cast_or_null<DeclStmt>(For->getInit()) : nullptr;
+  const auto *Var = Init && Init->isSingleDecl() ? dyn_cast<VarDecl>(Init->getSingleDecl()) : nullptr;
+  const auto *Cond = For ? dyn_cast_or_null<BinaryOperator>(For->getCond()) : nullptr;
+  if (!Var || !Var->getInit() || !Cond || !Cond->isComparisonOp() || holdsLoop(For->getBody()))
+    return false;
+  const auto *Lhs = dyn_cast<DeclRefExpr>(Cond->getLHS()->IgnoreParenImpCasts());
+  Expr::EvalResult From, To;
+  if (!Lhs || Lhs->getDecl() != Var || Var->getInit()->isValueDependent() || Cond->getRHS()->isValueDependent() ||
+      !Var->getInit()->EvaluateAsInt(From, Ctx) || !Cond->getRHS()->EvaluateAsInt(To, Ctx))
+    return false;
+  int64_t Turns = To.Val.getInt().getExtValue() - From.Val.getInt().getExtValue();
+  if (Cond->getOpcode() == BO_LE)
+    ++Turns;
+  return (Cond->getOpcode() == BO_LT || Cond->getOpcode() == BO_LE || Cond->getOpcode() == BO_NE) && Turns >= 0 &&
+         Turns <= 4;
+}
+
 // An `if` whose branch runs on few iterations. `if (step % train_every == 0)
 // agent.train(batch)` is not one: a remainder that picks the steps the model
 // trains on is the training update itself (the same holds for gradient
@@ -533,6 +567,22 @@ bool holdsTrainingLoop(const Stmt *S) {
 // evaluation and export after it), unless a loop is seen calling it.
 bool isTrainingDriver(const FunctionDecl *F) {
   return !F->isMain() && F->hasBody() && !isNamedPerIteration(F) && holdsTrainingLoop(F->getBody());
+}
+
+// Is `Loc` in the argument of a check that only debug builds evaluate:
+// assert() (gone under NDEBUG, which release builds set), MSVC's _ASSERT,
+// glog's DCHECK family, TORCH_INTERNAL_ASSERT_DEBUG_ONLY. TORCH_CHECK and
+// CHECK run in every build and are not among them.
+bool inDebugOnlyCheck(SourceLocation Loc, ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  for (int Depth = 0; Loc.isMacroID() && Depth < 16; ++Depth) {
+    StringRef Name = Lexer::getImmediateMacroName(Loc, SM, Ctx.getLangOpts());
+    if (Name == "assert" || Name == "_ASSERT" || Name == "_ASSERTE" || Name.starts_with("DCHECK") ||
+        Name == "TORCH_INTERNAL_ASSERT_DEBUG_ONLY")
+      return true;
+    Loc = SM.getImmediateMacroCallerLoc(Loc);
+  }
+  return false;
 }
 
 }  // namespace
@@ -691,7 +741,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
         Fn = F;
     } else if (const auto *St = P.get<Stmt>()) {
       const Stmt *C = Child.get<Stmt>();
-      if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(St) && isIteratedPart(St, C)) {
+      if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(St) && isIteratedPart(St, C) && !isTinyLoop(St, Ctx)) {
         InLoop = true;
         OutermostLoop = St;
         if (!InnermostLoop)
@@ -722,6 +772,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   L.AfterTraining = InLoop && OutermostLoop && (L.InMain || L.InDriver || FnCalledOnce) &&
                     followsTrainingLoop(OutermostLoop, Ctx);
   L.InEvalLoop = InLoop && OutermostLoop && unitTrains(Ctx) && isPassLoop(OutermostLoop, Ctx);
+  L.InAssert = inDebugOnlyCheck(S->getBeginLoc(), Ctx);
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };

@@ -99,6 +99,27 @@ void train(torch::nn::Linear& model, torch::optim::SGD& optimizer, const torch::
   }
 }
 
+// Non-maximum suppression on a host copy: `kept` is moved to the CPU before
+// the loop, and every assignment in the loop computes it from itself, so it
+// is still on the CPU each turn. Moving it back in the loop undoes that.
+void suppress(const torch::Tensor& detections) {
+  for (int cls = 0; cls < 80; ++cls) {
+    auto kept = detections.select(1, 5) * cls;
+    kept = kept.cpu();
+    for (int i = 0; i < 10; ++i) {
+      auto keep = torch::nonzero(kept).squeeze();
+      kept = kept.index_select(0, keep);
+    }
+    auto moved = kept.clone();
+    moved = moved.cpu();
+    for (int i = 0; i < 10; ++i) {
+      auto keep = torch::nonzero(moved).squeeze();
+      // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: 'nonzero()' inside a loop: {{.*}} [nosync-hidden-sync]
+      moved = moved.index_select(0, keep).to(torch::kCUDA);
+    }
+  }
+}
+
 int main() {
   torch::nn::Linear model(3, 1);
   torch::optim::SGD optimizer(model->parameters(), 0.1);

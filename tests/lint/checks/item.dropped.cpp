@@ -51,3 +51,28 @@ void train(torch::nn::Linear& model, torch::optim::SGD& optimizer) {
     item(batch);
   }
 }
+
+// A statement the compiler kept with an error inside: `score`'s initializer
+// calls a function nobody declared. The declaration stays in the AST, its
+// initializer a recovery expression the matchers do not look into; the text
+// is read instead, the calls the compiler did resolve in it too (where a
+// matcher reports one of them as well, its finding stays, not the text's).
+void evaluate(torch::nn::Linear& model) {
+  float seen = 0;
+  for (int step = 0; step < 100; ++step) {
+    auto logits = model->forward(torch::randn({4, 8}));
+    float score = rescale_scores(logits).sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:19: error: use of undeclared identifier 'rescale_scores' [clang-diagnostic-error]
+    // CHECK-MESSAGES: :[[@LINE-2]]:48: warning: 'item()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-item]
+    float both = logits.max().item<float>() + rescale_scores(logits).min().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:31: warning: 'item()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-item]
+    // CHECK-MESSAGES: :[[@LINE-2]]:47: error: use of undeclared identifier 'rescale_scores' [clang-diagnostic-error]
+    // CHECK-MESSAGES: :[[@LINE-3]]:76: warning: 'item()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-item]
+    // `acc.template item<float>()` names the member after `template`.
+    for (auto& batch : *make_loader("val/")) seen += batch.data.sum().template item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:25: error: use of undeclared identifier 'make_loader' [clang-diagnostic-error]
+    // CHECK-MESSAGES: :[[@LINE-2]]:80: warning: 'item()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-item]
+    (void)score;
+    (void)both;
+  }
+}
