@@ -18,6 +18,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cctype>
+#include <optional>
 
 namespace clang::tidy::nosync {
 namespace {
@@ -43,6 +44,7 @@ bool isTrainingCall(const Stmt *S);
 bool trainsThroughCalls(const Stmt *S, int Depth = 0);
 bool isPassLoop(const Stmt *Loop, ASTContext &Ctx);
 bool isTinyLoop(const Stmt *Loop, ASTContext &Ctx);
+bool neverTaken(const IfStmt *If);
 
 // Records, for every call in user code, the caller, the callee and whether
 // the call sits in a loop; then closes the "called from a loop" set over the
@@ -110,6 +112,8 @@ public:
     TraverseStmt(S->getInit());
     TraverseStmt(S->getConditionVariableDeclStmt());
     TraverseStmt(S->getCond());
+    if (neverTaken(S))  // dead in this build: its calls never happen
+      return TraverseStmt(S->getElse());
     bool Throttles = throttles(S);
     ThrottleDepth += Throttles;
     TraverseStmt(S->getThen());
@@ -137,6 +141,20 @@ public:
     return true;
   }
 
+  // `Sampler sampler(params, device)` in a step loop: a user constructor runs
+  // where the object is made, so it is called from there like a function.
+  bool VisitCXXConstructExpr(CXXConstructExpr *E) {
+    const CXXConstructorDecl *Ctor = E->getConstructor();
+    if (!CurrentFn || !Ctor || Ctor->isImplicit() ||
+        Ctx.getSourceManager().isInSystemHeader(Ctor->getLocation()))
+      return true;
+    Edges.push_back({CurrentFn, normalize(Ctor), LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
+                     runsOnce(CurrentFn), E->getBeginLoc()});
+    Edges.back().InEvalLoop = LoopDepth > 0 && OutermostLoopIsPass;
+    Calls.push_back(nullptr);  // no argument placements: constructors are not placed by their callers
+    return true;
+  }
+
   /// After the traversal: a loop that does not train is an evaluation pass
   /// only where something in the unit trains (an inference program's loops
   /// are its hot loops).
@@ -147,7 +165,7 @@ public:
   }
 
   const std::vector<Edge> &edges() const { return Edges; }
-  /// The call of each edge, in the same order.
+  /// The call of each edge, in the same order (nullptr for a construction).
   const std::vector<const CallExpr *> &calls() const { return Calls; }
   /// Whether any function of the unit trains (Tensor::backward, an optimizer step).
   bool unitTrains() const { return UnitTrains; }
@@ -391,11 +409,41 @@ bool isTrainingCall(const Stmt *S) {
          (M->getName() == "step" && llvm::StringRef(Cls).starts_with("torch::optim::"));
 }
 
+// The value of a condition the program fixes at build time: `false`, `0`, a
+// const or constexpr variable initialized with a constant (`const bool
+// IS_TRAIN = false;`), or `!` of one; none for anything decided at run time.
+std::optional<bool> constantCondition(const Expr *Cond) {
+  Cond = Cond ? Cond->IgnoreParenImpCasts() : nullptr;
+  if (!Cond || Cond->isValueDependent())
+    return std::nullopt;
+  if (const auto *B = dyn_cast<CXXBoolLiteralExpr>(Cond))
+    return B->getValue();
+  if (const auto *I = dyn_cast<IntegerLiteral>(Cond))
+    return I->getValue() != 0;
+  if (const auto *Not = dyn_cast<UnaryOperator>(Cond); Not && Not->getOpcode() == UO_LNot) {
+    std::optional<bool> Inner = constantCondition(Not->getSubExpr());
+    return Inner ? std::optional<bool>(!*Inner) : std::nullopt;
+  }
+  const auto *Ref = dyn_cast<DeclRefExpr>(Cond);
+  const auto *V = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  bool Res = false;
+  if (!V || !(V->getType().isConstQualified() || V->isConstexpr()) || !V->getInit() ||
+      V->getInit()->isValueDependent() || !V->getInit()->EvaluateAsBooleanCondition(Res, V->getASTContext()))
+    return std::nullopt;
+  return Res;
+}
+
+// `if (IS_TRAIN) { ..training loop.. }` with `const bool IS_TRAIN = false;`:
+// a branch the build leaves dead never runs, so it neither trains nor calls.
+bool neverTaken(const IfStmt *If) { return !If->isConsteval() && constantCondition(If->getCond()) == false; }
+
 // A statement that trains: a training call, looked for directly and one call
 // deep (a train() helper).
 bool trains(const Stmt *S, int Depth = 0) {
   if (!S)
     return false;
+  if (const auto *If = dyn_cast<IfStmt>(S); If && neverTaken(If))
+    return trains(If->getElse(), Depth);
   if (isTrainingCall(S))
     return true;
   if (const auto *Call = dyn_cast<CallExpr>(S); Call && Depth == 0)
@@ -631,7 +679,8 @@ std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx)
     const Edge &E = Builder.edges()[I];
     Out.push_back({functionKey(E.Caller), functionKey(E.Callee), E.InLoop, E.Throttled, E.CallerIsCold,
                    E.CallerRunsOnce, siteText(E.At, Ctx.getSourceManager()),
-                   argumentPlacements(Builder.calls()[I], E.Callee, Ctx), E.InEvalLoop});
+                   Builder.calls()[I] ? argumentPlacements(Builder.calls()[I], E.Callee, Ctx) : std::string(),
+                   E.InEvalLoop});
   }
   // Placements are cached per unit by declaration: the next unit linted on
   // this thread must not see ours.

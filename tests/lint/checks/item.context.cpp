@@ -60,12 +60,27 @@ struct Agent {
   }
 };
 
+// A constructor runs where its object is made: made every step, its reads
+// are per step; made once in main(), they are one-off.
+struct StepSampler {
+  bool greedy;
+  explicit StepSampler(const torch::Tensor& do_sample) : greedy(!do_sample.any().item<bool>()) {}
+  // CHECK-MESSAGES: :[[@LINE-1]]:82: warning: 'item()' in code called from a loop: {{.*}} [nosync-item]
+};
+struct RunConfig {
+  float scale;
+  explicit RunConfig(const torch::Tensor& t) { scale = t.max().item<float>(); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:64: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+};
+
 // Called once, straight-line, from main(): its straight-line code runs once,
 // its loop is still a loop.
 void train(torch::nn::Linear& model, const torch::Tensor& x) {
   Agent agent;
   for (int step = 0; step < 100; ++step) {
     agent.observe(x, step);
+    StepSampler sampler(x);
+    (void)sampler;
     auto loss = model->forward(x).sum();
     float value = loss.item<float>();
     // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: 'item()' inside a loop: {{.*}} [nosync-item]
@@ -158,6 +173,8 @@ TEST_CASE("doctest-style test body") {
 int main(int argc, char** argv) {
   torch::nn::Linear model(3, 1);
   auto x = torch::randn({8, 3}, torch::kCUDA);
+  RunConfig config(x);
+  (void)config;
   train(model, x);
   evaluate(model, x);
   for (int i = 0; i < 2; ++i)

@@ -1,0 +1,32 @@
+// Fixture for branches the build leaves dead (utils/SyncContext), exercised
+// through nosync-item: `const bool IS_TRAIN = false;` switches the training
+// loop off, so the prediction loop after it is the program's workload, not a
+// final evaluation after training.
+#include <torch/torch.h>
+
+#include <iostream>
+
+int main() {
+  const bool IS_TRAIN = false;
+  torch::Device device(torch::kCUDA);
+  torch::nn::Linear model(4, 2);
+  model->to(device);
+  if (IS_TRAIN) {
+    torch::optim::SGD opt(model->parameters(), 0.1);
+    for (int epoch = 0; epoch < 10; ++epoch) {
+      auto loss = model->forward(torch::randn({8, 4}, device)).sum();
+      opt.zero_grad();
+      loss.backward();
+      opt.step();
+      std::cout << loss.item<float>() << "\n";
+      // CHECK-MESSAGES: :[[@LINE-1]]:25: warning: 'item()' inside a loop: {{.*}} [nosync-item]
+    }
+  }
+  for (int i = 0; i < 1000; ++i) {
+    auto output = model->forward(torch::randn({1, 4}, device));
+    int label = output.argmax(1).item<int>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: 'item()' inside a loop: {{.*}} [nosync-item]
+    std::cout << label << "\n";
+  }
+  return 0;
+}
