@@ -8,7 +8,9 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
 #include <string>
@@ -663,12 +665,22 @@ bool dominates(const Stmt *S, const Expr *Use, ASTContext &Ctx) {
       return false;
     Child = Parents[0];
   }
+  // `{ auto out = run(); x = out.cpu(); }` then `Use`: a bare block always
+  // runs, so the blocks around it hold the statements it dominates too.
+  llvm::SmallVector<const CompoundStmt *, 2> Blocks{Block};
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Blocks.back());
+    const auto *Outer = Parents.empty() ? nullptr : Parents[0].get<CompoundStmt>();
+    if (!Outer)
+      break;
+    Blocks.push_back(Outer);
+  }
   DynTypedNode Up = DynTypedNode::create(*Use);
   while (true) {
     DynTypedNodeList Parents = Ctx.getParents(Up);
     if (Parents.empty() || Parents[0].get<LambdaExpr>())
       return false;
-    if (Parents[0].get<CompoundStmt>() == Block)
+    if (const auto *B = Parents[0].get<CompoundStmt>(); B && llvm::is_contained(Blocks, B))
       return true;
     Up = Parents[0];
   }

@@ -92,6 +92,20 @@ float read_keypoints(torch::Tensor keypoints, torch::Tensor scores, const torch:
   return sum;
 }
 
+// A bare block always runs: the host copy made inside it is what the loop
+// after it reads.
+int64_t count_matches(const torch::Tensor& scores) {
+  torch::Tensor matches;
+  {
+    matches = scores.argmax(1);
+    matches = matches.detach().cpu();
+  }
+  int64_t n = 0;
+  for (int64_t i = 0; i < matches.size(0); ++i)
+    n += matches[i].item<int64_t>();
+  return n;
+}
+
 int main() {
   torch::Device device(torch::kCUDA);
   Agent agent;
@@ -109,6 +123,7 @@ int main() {
     detector.draw(boxes);
     detector.first(weights);
     read_keypoints(weights, weights, device, step == 0);
+    count_matches(weights);
   }
   return 0;
 }
