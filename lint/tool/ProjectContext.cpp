@@ -56,7 +56,7 @@ std::optional<Facts> parseFacts(llvm::StringRef note) {
     else if (key == "local") haveLocal = clang::tidy::nosync::decodeLocal(value.str(), f.local);
     else if (key == "kind") {
       unsigned k;
-      haveKind = !value.getAsInteger(10, k) && k <= static_cast<unsigned>(ContextKind::DebugOnly);
+      haveKind = !value.getAsInteger(10, k) && k <= static_cast<unsigned>(ContextKind::CpuOnly);
       if (haveKind) f.kind = static_cast<ContextKind>(k);
     }
   }

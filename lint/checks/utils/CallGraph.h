@@ -27,7 +27,6 @@ enum class ContextKind {
   RarelyCalled,    // in a function whose every caller is throttled, test or
                    // one-off code (its loops included)
   CpuOnly,         // in a program (a unit with main()) that never uses CUDA
-  DebugOnly,       // in an assert(): release builds (NDEBUG) compile it out
 };
 
 /// One call: who calls whom, and how the call site runs.
@@ -143,14 +142,13 @@ struct LocalContext {
   bool StaticInit = false;       // in the initializer of a static or global variable
   bool CapturesGraph = false;    // its function captures a CUDA graph (once per graph, however it is called)
   bool InEvalLoop = false;       // that loop does not train, in a unit where something trains
-  bool InAssert = false;         // in the condition of assert() or another debug-only check
 };
 
 /// The facts as 0/1 characters, for nosync-lint's project-wide pass.
 inline std::string encodeLocal(const LocalContext &L) {
   std::string S;
   for (bool B : {L.InTest, L.Throttled, L.OneOffName, L.InLoop, L.AfterTraining, L.InMain, L.InDriver,
-                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph, L.InEvalLoop, L.InAssert})
+                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph, L.InEvalLoop})
     S.push_back(B ? '1' : '0');
   return S;
 }
@@ -158,7 +156,7 @@ inline std::string encodeLocal(const LocalContext &L) {
 inline bool decodeLocal(const std::string &S, LocalContext &L) {
   bool *Fields[] = {&L.InTest,   &L.Throttled,   &L.OneOffName,     &L.InLoop,     &L.AfterTraining, &L.InMain,
                     &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit, &L.CapturesGraph,
-                    &L.InEvalLoop, &L.InAssert};
+                    &L.InEvalLoop};
   if (S.size() != std::size(Fields) || S.find_first_not_of("01") != std::string::npos)
     return false;
   for (size_t I = 0; I < std::size(Fields); ++I)
@@ -191,8 +189,6 @@ inline ContextKind decideContext(const LocalContext &L, bool FnHot, bool FnRarel
     return ContextKind::CpuOnly;
   if (L.InTest)
     return ContextKind::TestCode;
-  if (L.InAssert)
-    return ContextKind::DebugOnly;
   if (L.StaticInit || L.CapturesGraph)
     return ContextKind::OneOff;
   if (L.Throttled)
@@ -232,8 +228,6 @@ inline std::string describeContext(ContextKind K, const std::string &FnName) {
     return "in code called only from throttled, test or one-off code";
   case ContextKind::CpuOnly:
     return "in a program that never uses CUDA";
-  case ContextKind::DebugOnly:
-    return "in an assert() (compiled out of release builds)";
   case ContextKind::Plain:
     return "";
   }
@@ -261,8 +255,6 @@ inline std::string explainContext(ContextKind K, const std::string &FnName, cons
     return Fn + " is called only from throttled, test or one-off code" + (At.empty() ? "" : " (e.g. at " + At + ")");
   case ContextKind::CpuOnly:
     return "its translation unit has main() and names no CUDA device, .cuda() or CUDA API anywhere in user code";
-  case ContextKind::DebugOnly:
-    return "in the condition of a debug-only check (assert, DCHECK): a build with NDEBUG never evaluates it";
   case ContextKind::Plain:
     return "no loop around it and no caller of " + Fn + " seen";
   }
@@ -271,7 +263,7 @@ inline std::string explainContext(ContextKind K, const std::string &FnName, cons
 
 inline bool isLowSeverityContext(ContextKind K) {
   return K == ContextKind::Throttled || K == ContextKind::TestCode || K == ContextKind::OneOff ||
-         K == ContextKind::RarelyCalled || K == ContextKind::CpuOnly || K == ContextKind::DebugOnly;
+         K == ContextKind::RarelyCalled || K == ContextKind::CpuOnly;
 }
 
 }  // namespace clang::tidy::nosync

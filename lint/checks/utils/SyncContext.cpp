@@ -617,22 +617,6 @@ bool isTrainingDriver(const FunctionDecl *F) {
   return !F->isMain() && F->hasBody() && !isNamedPerIteration(F) && holdsTrainingLoop(F->getBody());
 }
 
-// Is `Loc` in the argument of a check that only debug builds evaluate:
-// assert() (gone under NDEBUG, which release builds set), MSVC's _ASSERT,
-// glog's DCHECK family, TORCH_INTERNAL_ASSERT_DEBUG_ONLY. TORCH_CHECK and
-// CHECK run in every build and are not among them.
-bool inDebugOnlyCheck(SourceLocation Loc, ASTContext &Ctx) {
-  const SourceManager &SM = Ctx.getSourceManager();
-  for (int Depth = 0; Loc.isMacroID() && Depth < 16; ++Depth) {
-    StringRef Name = Lexer::getImmediateMacroName(Loc, SM, Ctx.getLangOpts());
-    if (Name == "assert" || Name == "_ASSERT" || Name == "_ASSERTE" || Name.starts_with("DCHECK") ||
-        Name == "TORCH_INTERNAL_ASSERT_DEBUG_ONLY")
-      return true;
-    Loc = SM.getImmediateMacroCallerLoc(Loc);
-  }
-  return false;
-}
-
 }  // namespace
 
 std::string SyncContext::describe() const { return describeContext(Kind, functionName()); }
@@ -821,7 +805,6 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   L.AfterTraining = InLoop && OutermostLoop && (L.InMain || L.InDriver || FnCalledOnce) &&
                     followsTrainingLoop(OutermostLoop, Ctx);
   L.InEvalLoop = InLoop && OutermostLoop && unitTrains(Ctx) && isPassLoop(OutermostLoop, Ctx);
-  L.InAssert = inDebugOnlyCheck(S->getBeginLoc(), Ctx);
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };
