@@ -8,7 +8,7 @@
 // and in training code the GPU buffer a batch is assembled in. Host rows
 // written into it are the same staged copy.
 void fill_minibatch(torch::Tensor& minibatch, std::vector<float>& rows) {
-  for (int64_t i = 0; i < 4; ++i) {
+  for (int64_t i = 0; i < minibatch.size(0); ++i) {
     auto row = torch::from_blob(rows.data() + 3 * i, {3});
     minibatch[i] = row;
     // CHECK-MESSAGES: :[[@LINE-1]]:18: warning: assigning a host tensor into a GPU tensor ('dst[i] = src' copies) inside a loop: {{.*}} [nosync-pageable-h2d]
