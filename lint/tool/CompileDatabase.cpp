@@ -187,6 +187,11 @@ llvm::Expected<const CompilationDatabase*> CompileDatabases::forFile(llvm::Strin
       "compile flags after --, or CompileFlags in a .nosync.yaml");
 }
 
+const CompilationDatabase* CompileDatabases::adopt(std::unique_ptr<CompilationDatabase> db) {
+  adopted_.push_back(std::move(db));
+  return adopted_.back().get();
+}
+
 std::vector<std::string> CompileDatabases::commandFor(const CompilationDatabase& db, llvm::StringRef absFile) {
   std::vector<std::string> out;
   for (const auto& cmd : db.getCompileCommands(absFile)) {

@@ -28,6 +28,10 @@ class CompileDatabases {
   llvm::Expected<const clang::tooling::CompilationDatabase*> forFile(llvm::StringRef absFile,
                                                                      const LintConfig& config);
 
+  // Keeps a database made for one file (a wrapper around one of ours) alive
+  // for the run.
+  const clang::tooling::CompilationDatabase* adopt(std::unique_ptr<clang::tooling::CompilationDatabase> db);
+
   // Flags the file will be compiled with (after our adjustments): part of the
   // cache key.
   static std::vector<std::string> commandFor(const clang::tooling::CompilationDatabase& db,
@@ -41,6 +45,7 @@ class CompileDatabases {
   std::string buildPath_;
   llvm::StringMap<std::unique_ptr<clang::tooling::CompilationDatabase>> byDir_;
   llvm::StringMap<std::unique_ptr<clang::tooling::CompilationDatabase>> byConfig_;
+  std::vector<std::unique_ptr<clang::tooling::CompilationDatabase>> adopted_;
 };
 
 }  // namespace nosync::lint

@@ -1,10 +1,37 @@
 #include "InputPlan.h"
 
+#include "HeaderContext.h"
+#include "ProjectScan.h"
+
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 namespace nosync::lint {
+
+namespace {
+
+// A header that is the tail of another file is parsed through that file's
+// text before its #include (HeaderContext.h). When no project file includes
+// it, or the prefix cannot be written, it is parsed alone, as before.
+void parseThroughIncluder(LintJob& job, CompileDatabases& dbs) {
+  auto text = llvm::MemoryBuffer::getFile(job.file);
+  if (!text || !needsIncluder(job.file, (*text)->getBuffer())) return;
+  std::string root = projectRootOf(job.file);
+  if (root.empty()) return;
+  std::optional<Includer> includer = findIncluder(job.file, root);
+  if (!includer) return;
+  auto prefix = writeIncluderPrefix(*includer, job.file);
+  if (!prefix) {
+    llvm::consumeError(prefix.takeError());
+    return;
+  }
+  job.db = dbs.adopt(withIncluderPrefix(*job.db, *prefix, llvm::sys::path::parent_path(includer->file).str()));
+  job.includer = includer->file + ":" + std::to_string(includer->line);
+}
+
+}  // namespace
 
 bool isCxxSource(llvm::StringRef file) {
   return llvm::StringSwitch<bool>(llvm::sys::path::extension(file))
@@ -46,6 +73,7 @@ std::vector<LintJob> planJobs(const std::vector<std::string>& files, CompileData
       continue;
     }
     job.db = *db;
+    parseThroughIncluder(job, dbs);
     jobs.push_back(std::move(job));
   }
   return jobs;

@@ -14,6 +14,9 @@ struct LintJob {
   std::string file;  // absolute
   const clang::tooling::CompilationDatabase* db = nullptr;
   const LintConfig* config = nullptr;
+  // "file:line" of the #include this header is parsed through, when it
+  // cannot be parsed alone (HeaderContext.h); "" otherwise.
+  std::string includer;
 };
 
 // True for the file name extensions nosync-lint parses as C++ (or CUDA).

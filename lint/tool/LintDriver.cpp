@@ -97,6 +97,7 @@ std::vector<TuResult> lintAll(const std::vector<LintJob>& jobs, const LintOption
     ++done;
     if (jobs.size() > 1 && !opts.quiet) {
       llvm::errs() << "[" << done << "/" << jobs.size() << "] " << job.file;
+      if (!job.includer.empty()) llvm::errs() << " (as included at " << job.includer << ")";
       if (r.fromCache) llvm::errs() << " (cached)\n";
       else llvm::errs() << llvm::formatv(" ({0:f1} s{1})\n", r.seconds, preambleNote(r.preamble));
     }
@@ -118,7 +119,8 @@ std::vector<TuResult> lintAll(const std::vector<LintJob>& jobs, const LintOption
 void buildPreambles(const std::vector<LintJob>& jobs, const CommandLineOverrides& overrides,
                     PreambleCache& preambles) {
   ::setpriority(PRIO_PROCESS, 0, 10);
-  for (const LintJob& job : jobs) buildPreamble(job.file, *job.db, *job.config, overrides, preambles);
+  for (const LintJob& job : jobs)
+    if (job.includer.empty()) buildPreamble(job.file, *job.db, *job.config, overrides, preambles);
 }
 
 // Starts this command again, detached and silent, to build the preambles the

@@ -95,9 +95,30 @@ bool buildsDeviceAtRunTime(llvm::StringRef text) {
   return false;
 }
 
+// `int main(`, `int main (void)`, `auto main() -> int`, in a source with its
+// comments blanked.
+bool codeDefinesMain(llvm::StringRef text) {
+  for (size_t at = text.find("main"); at != llvm::StringRef::npos; at = text.find("main", at + 1)) {
+    size_t end = at + 4;
+    if ((at > 0 && (isIdentChar(text[at - 1]) || text[at - 1] == ':' || text[at - 1] == '.')) ||
+        (end < text.size() && isIdentChar(text[end])))
+      continue;
+    if (!text.drop_front(end).ltrim().starts_with("(")) continue;
+    llvm::StringRef before = text.take_front(at).rtrim();
+    if (before.ends_with("int") || before.ends_with("auto")) return true;
+  }
+  return false;
+}
+
+bool codeMayUseCuda(llvm::StringRef code) {
+  return code.contains_insensitive("cuda") || buildsDeviceAtRunTime(code);
+}
+
+}  // namespace
+
 // The code of a source, comments blanked ("add CUDA support later" says
 // nothing about the program); string and character literals are kept.
-std::string withoutComments(llvm::StringRef text) {
+std::string codeWithoutComments(llvm::StringRef text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -124,30 +145,9 @@ std::string withoutComments(llvm::StringRef text) {
   return out;
 }
 
-// `int main(`, `int main (void)`, `auto main() -> int`, in a source with its
-// comments blanked.
-bool codeDefinesMain(llvm::StringRef text) {
-  for (size_t at = text.find("main"); at != llvm::StringRef::npos; at = text.find("main", at + 1)) {
-    size_t end = at + 4;
-    if ((at > 0 && (isIdentChar(text[at - 1]) || text[at - 1] == ':' || text[at - 1] == '.')) ||
-        (end < text.size() && isIdentChar(text[end])))
-      continue;
-    if (!text.drop_front(end).ltrim().starts_with("(")) continue;
-    llvm::StringRef before = text.take_front(at).rtrim();
-    if (before.ends_with("int") || before.ends_with("auto")) return true;
-  }
-  return false;
-}
+bool textDefinesMain(llvm::StringRef text) { return codeDefinesMain(codeWithoutComments(text)); }
 
-bool codeMayUseCuda(llvm::StringRef code) {
-  return code.contains_insensitive("cuda") || buildsDeviceAtRunTime(code);
-}
-
-}  // namespace
-
-bool textDefinesMain(llvm::StringRef text) { return codeDefinesMain(withoutComments(text)); }
-
-bool textMayUseCuda(llvm::StringRef text) { return codeMayUseCuda(withoutComments(text)); }
+bool textMayUseCuda(llvm::StringRef text) { return codeMayUseCuda(codeWithoutComments(text)); }
 
 std::string projectRootOf(llvm::StringRef file) {
   llvm::SmallString<256> dir(file);
@@ -189,9 +189,26 @@ ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
     path::replace_path_prefix(rel, out.root + path::get_separator().str(), "");
     runIsTests = runIsTests && isTestPath(path::parent_path(rel));
   }
+  out.complete = forEachProjectSource(out.root, [&](llvm::StringRef p, llvm::StringRef text) {
+    ++out.files;
+    std::string code = codeWithoutComments(text);
+    out.definesMain = out.definesMain || codeDefinesMain(code);
+    out.mayUseCuda = out.mayUseCuda || codeMayUseCuda(code);
+    llvm::SmallString<256> real;
+    llvm::SmallString<256> rel(p);
+    path::replace_path_prefix(rel, out.root + path::get_separator().str(), "");
+    if (!runIsTests && !fs::real_path(p, real) && !inRun.contains(real) && !isTestPath(path::parent_path(rel)))
+      collectTextCalls(code, rel, out.textCalls);
+  });
+  return out;
+}
+
+bool forEachProjectSource(llvm::StringRef root,
+                          llvm::function_ref<void(llvm::StringRef file, llvm::StringRef text)> visit) {
+  unsigned files = 0;
   uint64_t bytes = 0;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(out.root, ec, /*follow_symlinks=*/false), end; it != end && !ec;
+  for (fs::recursive_directory_iterator it(root, ec, /*follow_symlinks=*/false), end; it != end && !ec;
        it.increment(ec)) {
     llvm::StringRef p = it->path();
     if (fs::is_directory(p)) {
@@ -202,18 +219,10 @@ ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
     auto buf = llvm::MemoryBuffer::getFile(p);
     if (!buf) continue;
     bytes += (*buf)->getBufferSize();
-    if (++out.files > kMaxFiles || bytes > kMaxBytes) return out;  // not complete
-    std::string code = withoutComments((*buf)->getBuffer());
-    out.definesMain = out.definesMain || codeDefinesMain(code);
-    out.mayUseCuda = out.mayUseCuda || codeMayUseCuda(code);
-    llvm::SmallString<256> real;
-    llvm::SmallString<256> rel(p);
-    path::replace_path_prefix(rel, out.root + path::get_separator().str(), "");
-    if (!runIsTests && !fs::real_path(p, real) && !inRun.contains(real) && !isTestPath(path::parent_path(rel)))
-      collectTextCalls(code, rel, out.textCalls);
+    if (++files > kMaxFiles || bytes > kMaxBytes) return false;  // not complete
+    visit(p, (*buf)->getBuffer());
   }
-  out.complete = !ec;
-  return out;
+  return !ec;
 }
 
 }  // namespace nosync::lint

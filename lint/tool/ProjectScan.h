@@ -13,6 +13,7 @@
 #include "TextCalls.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
@@ -44,6 +45,16 @@ std::string projectRootOf(llvm::StringRef file);
 /// the calls in those that are not among `files`.
 /// Bounded: a project of more than 5000 sources or 64 MiB is not complete.
 ProjectSources scanProject(llvm::ArrayRef<std::string> files);
+
+/// Calls `visit` with each C/C++ source under `root` (vendored and build
+/// directories skipped, as scanProject does) and its text; false when a
+/// limit (5000 sources, 64 MiB) or a directory error stopped the walk.
+bool forEachProjectSource(llvm::StringRef root,
+                          llvm::function_ref<void(llvm::StringRef file, llvm::StringRef text)> visit);
+
+/// A source's code with its comments blanked (newlines kept, so lines keep
+/// their numbers); string and character literals are kept.
+std::string codeWithoutComments(llvm::StringRef text);
 
 /// The same for one source text: whether it defines main() and whether it
 /// may name a CUDA device (exposed for tests).

@@ -211,7 +211,10 @@ TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverride
   path::append(depFile, "deps-" + std::to_string(llvm::sys::Process::getProcessId()) + "-" +
                             std::to_string(counter++) + ".d");
   DepFileCompilations db(*job.db, std::string(depFile));
-  TuResult result = lintTranslationUnit(job.file, db, *job.config, overrides, preambles_);
+  // A header parsed through its includer starts with the includer's text, not
+  // with its own leading block: no preamble stands for that.
+  TuResult result =
+      lintTranslationUnit(job.file, db, *job.config, overrides, job.includer.empty() ? preambles_ : nullptr);
 
   auto depText = llvm::MemoryBuffer::getFile(depFile);
   fs::remove(depFile);

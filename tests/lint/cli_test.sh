@@ -150,6 +150,20 @@ if [[ -n "$TORCH_INC" ]]; then
     "$LINT" --no-cache --min-severity=note "$tmp/proj_tiny2/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
   expect context-text-long-loop 1 "helpers.cpp:15:[0-9]+: warning: 'item\(\)' in 'print_final', which is called from a loop" -- \
     "$LINT" --no-cache --min-severity=note "$tmp/proj_tiny100/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  # A template implementation file that refuses to be parsed alone (#error
+  # unless its header included it) is parsed where Trainer.hpp includes it:
+  # its findings, no compiler error, exit 1 (findings) rather than 3.
+  mkdir -p "$tmp/proj_tpp/include"
+  echo 'project(p CXX)' >"$tmp/proj_tpp/CMakeLists.txt"
+  printf '%s\n' '#ifndef TRAINER_HPP' '#define TRAINER_HPP' '#include <torch/torch.h>' \
+    'template <typename M> struct Trainer { float fit(M& model, std::vector<torch::Tensor>& batches); };' \
+    '#include "Trainer.tpp"' '#endif' >"$tmp/proj_tpp/include/Trainer.hpp"
+  printf '%s\n' '#ifndef TRAINER_HPP' '#error "include Trainer.hpp instead"' '#endif' \
+    'template <typename M> float Trainer<M>::fit(M& model, std::vector<torch::Tensor>& batches) {' \
+    '  float total = 0;' '  for (auto& b : batches) total += model->forward(b).sum().template item<float>();' \
+    '  return total;' '}' >"$tmp/proj_tpp/include/Trainer.tpp"
+  expect header-through-includer 1 "Trainer.tpp:6:[0-9]+: warning: 'item\(\)' .*\[nosync-item\]" -- \
+    "$LINT" --no-cache "$tmp/proj_tpp/include/Trainer.tpp" -- -std=c++17 "${inc[@]}"
   "$LINT" --no-cache --format=json --min-severity=note "$tmp/proj_text/src/helpers.cpp" -- -std=c++17 "${inc[@]}" \
     >"$tmp/text.json" 2>/dev/null
   json_assert context-text-json "$tmp/text.json" \

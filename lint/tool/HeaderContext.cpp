@@ -1,0 +1,173 @@
+#include "HeaderContext.h"
+
+#include "ProjectScan.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/SHA1.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace nosync::lint {
+namespace {
+
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+// How far into a header the "include X instead" guard is looked for.
+constexpr unsigned kGuardLines = 40;
+
+// `#  include "a/b.h"` or `#include <a/b.h>`: the name, or "".
+llvm::StringRef includedName(llvm::StringRef line) {
+  static const llvm::Regex include("^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">]");
+  llvm::SmallVector<llvm::StringRef, 2> m;
+  if (!include.match(line, &m)) return {};
+  return m[1];
+}
+
+// The directive's name (`if`, `ifndef`, `endif`, `error`, ...) or "".
+llvm::StringRef directiveOf(llvm::StringRef line) {
+  line = line.ltrim();
+  if (!line.consume_front("#")) return {};
+  line = line.ltrim();
+  return line.take_while([](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+std::string realPathOf(llvm::StringRef file) {
+  llvm::SmallString<256> real;
+  if (fs::real_path(file, real)) return file.str();
+  return std::string(real);
+}
+
+// Whether `name` (as written in an #include) ends the header's path at a
+// directory boundary: "Trainer.tpp", "include/Trainer.tpp".
+bool isTailOf(llvm::StringRef name, llvm::StringRef header) {
+  llvm::SmallString<256> n(name);
+  path::remove_dots(n, /*remove_dot_dot=*/true);
+  llvm::StringRef tail = n;
+  if (!header.ends_with(tail)) return false;
+  return header.size() == tail.size() || path::is_separator(header[header.size() - tail.size() - 1]);
+}
+
+}  // namespace
+
+bool needsIncluder(llvm::StringRef header, llvm::StringRef text) {
+  std::string ext = path::extension(header).lower();
+  if (ext == ".tpp" || ext == ".ipp" || ext == ".inl") return true;
+  bool isHeader = llvm::StringSwitch<bool>(ext).Cases(".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", true).Default(false);
+  if (!isHeader) return false;
+  std::string code = codeWithoutComments(text);
+  llvm::SmallVector<llvm::StringRef, 64> lines;
+  llvm::StringRef(code).split(lines, '\n', kGuardLines);
+  unsigned open = 0;
+  for (size_t i = 0; i < lines.size() && i < kGuardLines; ++i) {
+    llvm::StringRef d = directiveOf(lines[i]);
+    if (d == "if" || d == "ifdef" || d == "ifndef") ++open;
+    else if (d == "endif" && open) --open;
+    else if (d == "error" && open) return true;
+  }
+  return false;
+}
+
+std::optional<Includer> findIncluder(llvm::StringRef header, llvm::StringRef root) {
+  std::string target = realPathOf(header);
+  std::optional<Includer> beside, byTail;
+  forEachProjectSource(root, [&](llvm::StringRef file, llvm::StringRef text) {
+    if (beside || realPathOf(file) == target) return;
+    std::string code = codeWithoutComments(text);
+    llvm::SmallVector<llvm::StringRef, 256> lines;
+    llvm::StringRef(code).split(lines, '\n');
+    for (size_t i = 0; i < lines.size(); ++i) {
+      llvm::StringRef name = includedName(lines[i]);
+      if (name.empty() || path::filename(name) != path::filename(header)) continue;
+      llvm::SmallString<256> near(path::parent_path(file));
+      path::append(near, name);
+      if (fs::exists(near) && realPathOf(near) == target) {
+        beside = Includer{realPathOf(file), static_cast<unsigned>(i + 1)};
+        return;
+      }
+      if (!byTail && isTailOf(name, target)) byTail = Includer{realPathOf(file), static_cast<unsigned>(i + 1)};
+    }
+  });
+  return beside ? beside : byTail;
+}
+
+llvm::Expected<std::string> writeIncluderPrefix(const Includer& includer, llvm::StringRef header) {
+  auto buf = llvm::MemoryBuffer::getFile(includer.file);
+  if (!buf) return llvm::createStringError("cannot read " + includer.file);
+  // Comments blanked: a `/*` left open by the cut cannot swallow what follows.
+  std::string code = codeWithoutComments((*buf)->getBuffer());
+  llvm::SmallVector<llvm::StringRef, 256> lines;
+  llvm::StringRef(code).split(lines, '\n');
+  std::string prefix = "#line 1 \"" + llvm::StringRef(includer.file).str() + "\"\n";
+  unsigned open = 0;
+  for (unsigned i = 0; i + 1 < includer.line && i < lines.size(); ++i) {
+    llvm::StringRef d = directiveOf(lines[i]);
+    if (d == "if" || d == "ifdef" || d == "ifndef") ++open;
+    else if (d == "endif" && open) --open;
+    prefix += lines[i].str() + "\n";
+  }
+  // An -include'd file must close what it opens; the macros it defined
+  // (the includer's guard) stay defined.
+  for (; open; --open) prefix += "#endif\n";
+
+  llvm::SHA1 h;
+  h.update(includer.file);
+  h.update(std::to_string(includer.line));
+  h.update(header);
+  llvm::SmallString<256> dir;
+  path::system_temp_directory(/*ErasedOnReboot=*/true, dir);
+  path::append(dir, "nosync-lint-includers");
+  if (std::error_code ec = fs::create_directories(dir))
+    return llvm::createStringError("cannot create " + dir.str().str() + ": " + ec.message());
+  llvm::SmallString<256> file(dir);
+  path::append(file, llvm::toHex(h.final()).substr(0, 16) + "-" + path::filename(includer.file).str());
+  // Write then rename: parallel runs may write the same prefix.
+  std::string tmp = file.str().str() + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(tmp, ec);
+    if (ec) return llvm::createStringError("cannot write " + tmp + ": " + ec.message());
+    out << prefix;
+  }
+  if (std::error_code ec = fs::rename(tmp, file)) {
+    fs::remove(tmp);
+    return llvm::createStringError("cannot write " + file.str().str() + ": " + ec.message());
+  }
+  return std::string(file);
+}
+
+namespace {
+
+class IncluderPrefixCompilations : public clang::tooling::CompilationDatabase {
+ public:
+  IncluderPrefixCompilations(const CompilationDatabase& base, std::string prefix, std::string includerDir)
+      : base_(base), prefix_(std::move(prefix)), includerDir_(std::move(includerDir)) {}
+  std::vector<clang::tooling::CompileCommand> getCompileCommands(llvm::StringRef file) const override {
+    auto cmds = base_.getCompileCommands(file);
+    for (auto& c : cmds) {
+      // Right after the compiler's name: these are no inputs, so a later -x does not apply to them.
+      auto at = c.CommandLine.empty() ? c.CommandLine.end() : c.CommandLine.begin() + 1;
+      c.CommandLine.insert(at, {"-iquote", includerDir_, "-include", prefix_});
+    }
+    return cmds;
+  }
+  std::vector<std::string> getAllFiles() const override { return base_.getAllFiles(); }
+
+ private:
+  const CompilationDatabase& base_;
+  std::string prefix_;
+  std::string includerDir_;
+};
+
+}  // namespace
+
+std::unique_ptr<clang::tooling::CompilationDatabase> withIncluderPrefix(
+    const clang::tooling::CompilationDatabase& base, std::string prefix, std::string includerDir) {
+  return std::make_unique<IncluderPrefixCompilations>(base, std::move(prefix), std::move(includerDir));
+}
+
+}  // namespace nosync::lint
