@@ -274,12 +274,23 @@ void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall
 // The calls of a template's body whose member the compiler cannot look up
 // before instantiation (`batch.data.to(device)` where `batch` has a type that
 // depends on a template parameter), each with the statement it is in.
+// Calls left unresolved until instantiation: members of a dependent object
+// (`batch.data.to(device)`) and functions called with a dependent argument
+// (`torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0)`).
 class DependentCallFinder : public RecursiveASTVisitor<DependentCallFinder> {
 public:
-  std::vector<std::pair<const CallExpr *, const CXXDependentScopeMemberExpr *>> Found;
+  struct Unresolved {
+    const CallExpr *Call;
+    SourceLocation Name;
+    bool Member;
+  };
+  std::vector<Unresolved> Found;
   bool VisitCallExpr(CallExpr *C) {
-    if (const auto *M = dyn_cast_or_null<CXXDependentScopeMemberExpr>(C->getCallee()->IgnoreParens()))
-      Found.emplace_back(C, M);
+    const Expr *Callee = C->getCallee()->IgnoreParens();
+    if (const auto *M = dyn_cast_or_null<CXXDependentScopeMemberExpr>(Callee))
+      Found.push_back({C, M->getMemberLoc(), true});
+    else if (const auto *L = dyn_cast_or_null<UnresolvedLookupExpr>(Callee))
+      Found.push_back({C, L->getNameLoc(), false});
     return true;
   }
 };
@@ -316,9 +327,9 @@ std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx) {
     Instantiated.TraverseStmt(I->getBody());
   DependentCallFinder Finder;
   Finder.TraverseStmt(F.getBody());
-  for (const auto &[Call, Member] : Finder.Found) {
+  for (const auto &[Call, NameLoc, Member] : Finder.Found) {
     CharSourceRange R = SM.getExpansionRange(Call->getSourceRange());
-    SourceLocation Name = SM.getExpansionLoc(Member->getMemberLoc());
+    SourceLocation Name = SM.getExpansionLoc(NameLoc);
     if (R.getBegin().isInvalid() || SM.getFileID(R.getBegin()) != SM.getFileID(R.getEnd()) ||
         SM.isInSystemHeader(R.getBegin()))
       continue;
@@ -326,7 +337,7 @@ std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx) {
     std::vector<TextCall> Calls;
     collectCalls(lexRange(R.getBegin(), End, SM, Ctx.getLangOpts()), Call, Calls);
     for (TextCall &C : Calls)
-      if (C.NameLoc == Name && C.Member && !Instantiated.Names.contains(Name)) {
+      if (C.NameLoc == Name && C.Member == Member && !Instantiated.Names.contains(Name)) {
         C.Dependent = true;
         Out.push_back(std::move(C));
       }
@@ -366,7 +377,14 @@ bool namesFunction(std::string_view Functions, const TextCall &Call) {
 std::optional<RuleId> directionOfTo(StringRef Args) {
   std::string Lower = Args.lower();
   StringRef L(Lower);
-  if (L.contains("kcpu") || L.contains("\"cpu\""))
+  // kCPU, "cpu", and a device named for it (`cpu`, `cpu_device`, `this->cpu`).
+  llvm::SmallVector<StringRef, 8> Words;
+  L.split(Words, ' ');
+  bool NamesCpu = llvm::any_of(Words, [](StringRef W) {
+    W = W.trim("\"");
+    return W == "kcpu" || W == "cpu" || W.starts_with("cpu_") || W.ends_with("_cpu");
+  });
+  if (NamesCpu)
     return RuleId::DeviceToHost;
   bool NamesDevice = L.contains("device") || L.contains("cuda") || L.contains("gpu") || L.starts_with("dev");
   if (NamesDevice && !L.contains("true") && !L.contains("non_blocking"))

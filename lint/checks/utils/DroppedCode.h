@@ -51,10 +51,11 @@ struct TextCall {
 /// AST. Empty when the translation unit had no error: then nothing is dropped.
 std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx);
 
-/// The member calls in the body of a template (a function template or a
-/// member of a class template, not an instantiation) on an object whose type
-/// depends on a template parameter: `batch.data.to(device)` in
-/// `Trainer<Task>::train`. The compiler keeps them unresolved, so the matchers,
+/// The calls in the body of a template (a function template or a member of a
+/// class template, not an instantiation) that wait for its parameters: member
+/// calls on an object whose type depends on one (`batch.data.to(device)` in
+/// `Trainer<Task>::train`) and functions called with such an object
+/// (`clip_grad_norm_(model->parameters(), 1.0)`). The compiler keeps them unresolved, so the matchers,
 /// which need the tensor type, do not see them; a header linted alone has no
 /// instantiation. They are read from their text like dropped code.
 std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx);

@@ -121,6 +121,7 @@ bool isLocallyReassigned(const VarDecl *V, ASTContext &Ctx) {
 }
 
 DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTuple);
+std::vector<const Expr *> memberInitializers(const FieldDecl *Field, ASTContext &Ctx);
 
 // `t.options()`, also through a local initialized with it: options that carry
 // `t`'s device. Returns `t`.
@@ -167,6 +168,20 @@ DeviceKind classifyDeviceImpl(const Expr *E, ASTContext &Ctx, int Depth) {
         K = DeviceKind::Unknown;
     }
     return K;
+  }
+  // `const torch::Device cpu = torch::kCPU;` as a class member: it points
+  // where its initializers (in the class, in the constructors) agree it does.
+  const auto *ME = dyn_cast<MemberExpr>(E);
+  if (const auto *Field = ME ? dyn_cast<FieldDecl>(ME->getMemberDecl()) : nullptr;
+      Field && Field->getType().isConstQualified()) {
+    std::optional<DeviceKind> Agreed;
+    for (const Expr *Init : memberInitializers(Field, Ctx)) {
+      DeviceKind K = classifyDeviceImpl(Init, Ctx, Depth + 1);
+      if (Agreed && *Agreed != K)
+        return DeviceKind::Unknown;
+      Agreed = K;
+    }
+    return Agreed.value_or(DeviceKind::Unknown);
   }
   // torch::Device(torch::kCUDA, 0), at::Device("cpu"), TensorOptions(kCUDA),
   // std::optional<Device>(...): the first argument names the device.
@@ -358,6 +373,22 @@ std::vector<const Expr *> memberInitializers(const FieldDecl *Field, ASTContext 
   return Out;
 }
 
+// A member whose values are computed from itself through a local
+// (`auto next = pos_ + step * dt; pos_ = next;`) cycles back to its own
+// placement, which is unknown while it is being worked out. It is on the
+// CPU when every value is, assuming the member is: its first value puts it
+// there and each later one keeps it there. What was worked out under the
+// assumption is forgotten when it fails.
+DeviceKind hostIfEveryValueKeepsIt(const FieldDecl *Field, const std::vector<const Expr *> &Values,
+                                   ASTContext &Ctx, int Depth) {
+  llvm::DenseMap<const Decl *, DeviceKind> Before = declPlacementCache();
+  declPlacementCache()[Field] = DeviceKind::Cpu;
+  if (agreedPlacement(Values, Ctx, Depth) == DeviceKind::Cpu && !depthLimitHit())
+    return DeviceKind::Cpu;
+  declPlacementCache() = std::move(Before);
+  return DeviceKind::Unknown;
+}
+
 // A tensor member is where every value it is given puts it: its default
 // member initializer, constructors' initializers, and assignments in the
 // main file (`obs_ = torch::zeros(.., device)`). A value made from the member
@@ -380,7 +411,10 @@ DeviceKind memberPlacement(const FieldDecl *Field, ASTContext &Ctx, int Depth) {
     const auto *C = dyn_cast<CXXConstructExpr>(stripImplicit(V));
     return C && C->getNumArgs() == 0;
   });
-  return keepPlacement(Field, agreedPlacement(Values, Ctx, Depth), Outer);
+  DeviceKind K = agreedPlacement(Values, Ctx, Depth);
+  if (K == DeviceKind::Unknown && !depthLimitHit() && !Values.empty())
+    K = hostIfEveryValueKeepsIt(Field, Values, Ctx, Depth);
+  return keepPlacement(Field, K, Outer);
 }
 
 // A parameter is where every call in the main file puts its argument

@@ -453,17 +453,38 @@ bool trains(const Stmt *S, int Depth = 0) {
   return llvm::any_of(S->children(), [&](const Stmt *C) { return trains(C, Depth); });
 }
 
+// agent->train_step(batch), sac_->update(), learner.optimize_model():
+// named for a training update. Read only for a user function whose body is
+// in another file, where what it does cannot be seen.
+bool namedLikeTrainingUpdate(const FunctionDecl *F) {
+  if (!F->getDeclName().isIdentifier())
+    return false;
+  static const llvm::StringSet<> Trains = {"train", "learn", "optimize", "optimise", "fit"};
+  static const llvm::StringSet<> UpdatesWhat = {"step", "network", "networks", "net", "model", "policy",
+                                                "agent", "parameters", "params", "weights"};
+  static const llvm::StringSet<> NotTraining = {"target", "eval", "evaluate", "test", "log", "print", "save",
+                                                "lr", "scheduler", "stats", "metrics", "display", "render"};
+  llvm::SmallVector<std::string, 4> Words = identifierWords(F->getName());
+  if (Words.empty() || llvm::any_of(Words, [](const std::string &W) { return NotTraining.contains(W); }))
+    return false;
+  if (llvm::any_of(Words, [](const std::string &W) { return Trains.contains(W); }))
+    return true;
+  return Words.front() == "update" &&
+         llvm::all_of(llvm::drop_begin(Words), [](const std::string &W) { return UpdatesWhat.contains(W); });
+}
+
 // Like trains(), but also through methods and two calls deep: the update a
-// periodic `if` runs is often an agent's own method (this->train(batch)).
+// periodic `if` runs is often an agent's own method (this->train(batch)),
+// and one defined in another file is known by its name.
 bool trainsThroughCalls(const Stmt *S, int Depth) {
   if (!S)
     return false;
   if (isTrainingCall(S))
     return true;
   if (const auto *Call = dyn_cast<CallExpr>(S); Call && Depth < 2)
-    if (const FunctionDecl *F = Call->getDirectCallee(); F && F->hasBody() &&
-        !F->getASTContext().getSourceManager().isInSystemHeader(F->getLocation()) &&
-        trainsThroughCalls(F->getBody(), Depth + 1))
+    if (const FunctionDecl *F = Call->getDirectCallee();
+        F && !F->getASTContext().getSourceManager().isInSystemHeader(F->getLocation()) &&
+        (F->hasBody() ? trainsThroughCalls(F->getBody(), Depth + 1) : namedLikeTrainingUpdate(F)))
       return true;
   return llvm::any_of(S->children(), [&](const Stmt *C) { return trainsThroughCalls(C, Depth); });
 }

@@ -58,6 +58,22 @@ std::vector<float> collect(torch::nn::Linear& model, const torch::Tensor& x, tor
   return out;
 }
 
+// A trainer keeps a CPU device beside the training one as a const member: a
+// copy to it is a download.
+struct Trainer {
+  const torch::Device cpu = torch::kCPU;
+  torch::nn::Linear policy{3, 1};
+
+  std::vector<torch::Tensor> act(const std::vector<torch::Tensor>& observations) {
+    std::vector<torch::Tensor> actions;
+    for (const auto& obs : observations) {
+      actions.push_back(policy->forward(obs).to(cpu));
+      // CHECK-MESSAGES: :[[@LINE-1]]:46: warning: 'to()' to the CPU inside a loop: {{.*}} [nosync-device-to-host]
+    }
+    return actions;
+  }
+};
+
 int main() {
   torch::nn::Linear model(3, 1);
   torch::Device device(torch::kCUDA);

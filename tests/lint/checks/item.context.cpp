@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <map>
+#include <string>
+
 #include <cmath>
 
 // doctest and Catch2 register tests through a TEST_CASE macro; they are not
@@ -60,6 +63,28 @@ struct Agent {
   }
 };
 
+// The same with the update defined in another file: only its name is known
+// here, and a name for a training update (train_step, update, learn) says the
+// `if` picks the steps the model trains on. A target-network sync by name is
+// no training update: its branch stays throttled.
+struct Learner {
+  std::map<std::string, float> train_step(const torch::Tensor& batch);
+  void update_target();
+};
+void collect(Learner& learner, const torch::Tensor& batch, const torch::Tensor& weights, int step) {
+  if (step % 5 == 0) {
+    float max_weight = weights.max().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:38: warning: 'item()' in 'collect', which is called from a loop: {{.*}} [nosync-item]
+    learner.train_step(batch * max_weight);
+  }
+  if (step % 100 == 0) {
+    float norm = weights.norm().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:33: remark: 'item()' in throttled code (runs every N-th iteration): {{.*}} [nosync-item]
+    learner.update_target();
+    (void)norm;
+  }
+}
+
 // A constructor runs where its object is made: made every step, its reads
 // are per step; made once in main(), they are one-off.
 struct StepSampler {
@@ -79,6 +104,8 @@ void train(torch::nn::Linear& model, const torch::Tensor& x) {
   Agent agent;
   for (int step = 0; step < 100; ++step) {
     agent.observe(x, step);
+    Learner* learner = nullptr;
+    collect(*learner, x, x, step);
     StepSampler sampler(x);
     (void)sampler;
     auto loss = model->forward(x).sum();

@@ -106,8 +106,28 @@ int64_t count_matches(const torch::Tensor& scores) {
   return n;
 }
 
+// A simulated body whose position member is only ever made on the CPU:
+// each update computes the next position from the current one through a
+// local, so the member's values cycle back to itself; it stays on the CPU.
+struct Body {
+  torch::Tensor position_;
+  void reset(float x, float y) { position_ = torch::tensor({x, y}); }
+  void move(float dt) {
+    auto velocity = torch::tensor({1.0f, 0.5f});
+    auto next = position_ + velocity * dt;
+    position_ = next;
+  }
+  float x() const { return position_[0].item<float>(); }
+};
+
 int main() {
   torch::Device device(torch::kCUDA);
+  Body body;
+  body.reset(0, 0);
+  for (int t = 0; t < 10; ++t) {
+    body.move(0.1f);
+    (void)body.x();
+  }
   Agent agent;
   agent.reset(device);
   auto weights = torch::randn({8}, device);
