@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <optional>
+#include <set>
 
 namespace nosync::lint {
 namespace {
@@ -140,7 +141,7 @@ std::optional<size_t> bodyAfter(const std::vector<Tok>& t, size_t close) {
 
 // A `{...}` or braceless statement the walk is inside, and what it is.
 struct Scope {
-  enum Kind { Function, Loop, Throttle, Other } kind;
+  enum Kind { Function, Loop, Throttle, Command, Other } kind;
   std::string name;        // for a function
   bool braceless = false;  // ends at the next `;` of its brace depth
   size_t braceDepth = 0;
@@ -176,7 +177,10 @@ public:
         bool remainder = false;
         for (size_t j = i + 1; j < end && j < t_.size(); ++j) remainder = remainder || is(t_[j], "%");
         pendingEnd_ = end;
-        pending_ = remainder ? std::optional<Scope::Kind>(Scope::Throttle) : std::nullopt;
+        if (!(i > 0 && is(t_[i - 1], "else"))) markCommandChain(i);
+        pending_ = remainder                  ? std::optional<Scope::Kind>(Scope::Throttle)
+                   : commandIfs_.count(i) ? std::optional<Scope::Kind>(Scope::Command)
+                                           : std::nullopt;
       } else if (k.kind == Tok::Ident && next(i, "(") && !isKeyword(k.text)) {
         call(i);
       }
@@ -222,6 +226,38 @@ private:
     return true;
   }
 
+  // The condition `( ... )` opening at `open` compares with a string literal:
+  // `cmd.name == "NVT"`.
+  bool comparesWithString(size_t open, size_t close) const {
+    for (size_t j = open + 1; j + 1 < close && j + 1 < t_.size(); ++j)
+      if (is(t_[j], "=") && is(t_[j + 1], "=") &&
+          ((j + 2 < close && t_[j + 2].text.starts_with("\"")) || (j > 0 && t_[j - 1].text.ends_with("\""))))
+        return true;
+    return false;
+  }
+
+  // `if (cmd == "NVE") ... else if (cmd == "NVT") ... else if (cmd == "ANNEAL")`
+  // from the `if` at `i`: when the chain has at least three such branches,
+  // their `if`s are a command interpreter's (see dispatchesCommand in the
+  // checks): what a branch calls runs once per command, not per turn of the
+  // loop reading the commands.
+  void markCommandChain(size_t i) {
+    std::vector<size_t> chain;
+    while (i + 1 < t_.size() && is(t_[i], "if") && is(t_[i + 1], "(")) {
+      size_t close = closing(t_, i + 1, "(", ")");
+      if (close >= t_.size() || !comparesWithString(i + 1, close)) break;
+      chain.push_back(i);
+      size_t end = close + 1;
+      if (end < t_.size() && is(t_[end], "{"))
+        end = closing(t_, end, "{", "}");
+      else
+        while (end < t_.size() && !is(t_[end], ";")) ++end;
+      if (end + 2 >= t_.size() || !is(t_[end + 1], "else")) break;
+      i = end + 2;
+    }
+    if (chain.size() >= 3) commandIfs_.insert(chain.begin(), chain.end());
+  }
+
   const Scope* function() const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
       if (it->kind == Scope::Function) return &*it;
@@ -264,7 +300,8 @@ private:
     e.callee = t_[i].text.str();
     e.args = argumentCount(t_, i + 1);
     for (const Scope& s : scopes_) {
-      e.inLoop = e.inLoop || s.kind == Scope::Loop;
+      // Loops outside a command's branch do not repeat it.
+      e.inLoop = s.kind == Scope::Command ? false : e.inLoop || s.kind == Scope::Loop;
       e.throttled = e.throttled || s.kind == Scope::Throttle;
     }
     e.callerIsMain = fn->name == "main";
@@ -279,6 +316,7 @@ private:
   std::vector<Scope> scopes_;
   size_t braces_ = 0;
   std::optional<Scope::Kind> pending_;  // a loop or throttling `if` whose body has not begun
+  std::set<size_t> commandIfs_;         // the `if`s of command chains (markCommandChain)
   size_t pendingEnd_ = 0;               // where its header ends
   std::optional<size_t> bodyStart_;     // the `{` of a function definition just read
   std::string bodyName_;

@@ -55,6 +55,38 @@ int main(int argc, char** argv) {
   EXPECT_EQ(find(calls, "main"), nullptr);       // a definition, not a call
 }
 
+// A loop that interprets an input script's commands: each branch of a chain
+// of three or more string comparisons runs once per command, not per turn.
+TEST(TextCalls, CommandBranchesAreNotRepeatedByTheScriptLoop) {
+  auto calls = callsOf(R"(
+int main() {
+  for (auto& cmd : script) {
+    if (cmd.name == "NVE") md.NVE(cmd);
+    else if (cmd.name == "NVT") { md.NVT(cmd); }
+    else if ("ANNEAL" == cmd.name) {
+      for (int i = 0; i < n; ++i) md.anneal_step(i);
+    }
+    else { unknown(cmd); }
+    count(cmd);
+  }
+  for (auto& x : xs) {
+    if (x == "a") fa();
+    else if (x == "b") fb();
+  }
+})");
+  for (const char* once : {"NVE", "NVT"}) {
+    const TextCallEdge* c = find(calls, once);
+    ASSERT_NE(c, nullptr) << once;
+    EXPECT_FALSE(c->inLoop) << once;
+    EXPECT_TRUE(c->callerIsMain) << once;
+  }
+  for (const char* looped : {"anneal_step", "unknown", "count", "fa", "fb"}) {
+    const TextCallEdge* c = find(calls, looped);
+    ASSERT_NE(c, nullptr) << looped;
+    EXPECT_TRUE(c->inLoop) << looped;  // an inner loop, the default branch, after the chain, a chain of two
+  }
+}
+
 TEST(TextCalls, MethodsConstructorsAndTests) {
   auto calls = callsOf(R"(
 struct Engine : Base {

@@ -45,6 +45,27 @@ bool trainsThroughCalls(const Stmt *S, int Depth = 0);
 bool isPassLoop(const Stmt *Loop, ASTContext &Ctx);
 bool isTinyLoop(const Stmt *Loop, ASTContext &Ctx);
 bool neverTaken(const IfStmt *If);
+bool dispatchesCommand(const IfStmt *If, ASTContext &Ctx);
+
+// The user's methods by name (LibTorch and the standard library skipped).
+class UserMethods : public RecursiveASTVisitor<UserMethods> {
+public:
+  explicit UserMethods(const SourceManager &SM) : SM(SM) {}
+  llvm::StringMap<std::vector<const CXXMethodDecl *>> ByName;
+  bool TraverseDecl(Decl *D) {
+    if (D && !isa<TranslationUnitDecl>(D) && SM.isInSystemHeader(D->getLocation()))
+      return true;
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+  bool VisitCXXMethodDecl(CXXMethodDecl *M) {
+    if (!M->isImplicit() && M->getDeclName().isIdentifier())
+      ByName[M->getName()].push_back(M);
+    return true;
+  }
+
+private:
+  const SourceManager &SM;
+};
 
 // Records, for every call in user code, the caller, the callee and whether
 // the call sits in a loop; then closes the "called from a loop" set over the
@@ -116,7 +137,13 @@ public:
       return TraverseStmt(S->getElse());
     bool Throttles = throttles(S);
     ThrottleDepth += Throttles;
+    // A command's branch runs once per command, not per turn of the loop
+    // that reads the commands.
+    unsigned SavedLoopDepth = LoopDepth;
+    if (LoopDepth && dispatchesCommand(S, Ctx))
+      LoopDepth = 0;
     TraverseStmt(S->getThen());
+    LoopDepth = SavedLoopDepth;
     ThrottleDepth -= Throttles;
     TraverseStmt(S->getElse());
     return true;
@@ -137,6 +164,12 @@ public:
                        runsOnce(CurrentFn), Call->getBeginLoc()});
       Edges.back().InEvalLoop = LoopDepth > 0 && OutermostLoopIsPass;  // finish() keeps it if the unit trains
       Calls.push_back(Call);
+    }
+    for (const FunctionDecl *Callee : dependentCallees(Call)) {
+      Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
+                       runsOnce(CurrentFn), Call->getBeginLoc()});
+      Edges.back().InEvalLoop = LoopDepth > 0 && OutermostLoopIsPass;
+      Calls.push_back(nullptr);  // arguments of dependent types are not placed
     }
     return true;
   }
@@ -189,6 +222,33 @@ private:
   // The direct callee; for `model(x)` on a TORCH_MODULE holder, the
   // forward() methods of the wrapped module, which ModuleHolder::operator()
   // forwards to from inside LibTorch's headers.
+  // `thermostat.set_temp(t)` in a template whose `thermostat` has a template
+  // parameter's type: unresolved until instantiation, and a template in a
+  // header often has none in the unit. It may call any user method of that
+  // name taking that many arguments; a name that many classes share (more
+  // than four such methods) says too little and gives no edge.
+  llvm::SmallVector<const FunctionDecl *, 4> dependentCallees(const CallExpr *Call) {
+    llvm::SmallVector<const FunctionDecl *, 4> Out;
+    const auto *M = dyn_cast<CXXDependentScopeMemberExpr>(Call->getCallee()->IgnoreParens());
+    if (!M || !M->getMember().isIdentifier())
+      return Out;
+    if (!MethodsByName) {
+      UserMethods Found(Ctx.getSourceManager());
+      Found.TraverseDecl(Ctx.getTranslationUnitDecl());
+      MethodsByName = std::move(Found.ByName);
+    }
+    auto It = MethodsByName->find(M->getMember().getAsIdentifierInfo()->getName());
+    if (It == MethodsByName->end())
+      return Out;
+    for (const CXXMethodDecl *Method : It->second)
+      if (Method->getMinRequiredArguments() <= Call->getNumArgs() && Call->getNumArgs() <= Method->getNumParams() &&
+          !llvm::is_contained(Out, normalize(Method)))
+        Out.push_back(normalize(Method));
+    if (Out.size() > 4)
+      Out.clear();
+    return Out;
+  }
+
   static llvm::SmallVector<const FunctionDecl *, 2> calleesOf(const CallExpr *Call) {
     llvm::SmallVector<const FunctionDecl *, 2> Out;
     const FunctionDecl *Callee = Call->getDirectCallee();
@@ -233,6 +293,8 @@ private:
   bool OutermostLoopIsPass = false;
   bool UnitTrains = false;
   std::vector<Edge> Edges;
+  // User methods by name, for dependentCallees (built on first use).
+  std::optional<llvm::StringMap<std::vector<const CXXMethodDecl *>>> MethodsByName;
   std::vector<const CallExpr *> Calls;
   llvm::DenseMap<const FunctionDecl *, bool> ColdCallers, OnceCallers;
 };
@@ -436,6 +498,47 @@ std::optional<bool> constantCondition(const Expr *Cond) {
 // `if (IS_TRAIN) { ..training loop.. }` with `const bool IS_TRAIN = false;`:
 // a branch the build leaves dead never runs, so it neither trains nor calls.
 bool neverTaken(const IfStmt *If) { return !If->isConsteval() && constantCondition(If->getCond()) == false; }
+
+// `cmd.name == "NVT"`: a comparison with a string literal.
+bool comparesWithString(const Expr *Cond) {
+  Cond = Cond ? Cond->IgnoreUnlessSpelledInSource() : nullptr;
+  std::pair<const Expr *, const Expr *> Sides;
+  if (const auto *B = dyn_cast_or_null<BinaryOperator>(Cond); B && B->getOpcode() == BO_EQ)
+    Sides = {B->getLHS(), B->getRHS()};
+  else if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Cond);
+           Op && Op->getOperator() == OO_EqualEqual && Op->getNumArgs() == 2)
+    Sides = {Op->getArg(0), Op->getArg(1)};
+  else
+    return false;
+  return isa<StringLiteral>(Sides.first->IgnoreUnlessSpelledInSource()) ||
+         isa<StringLiteral>(Sides.second->IgnoreUnlessSpelledInSource());
+}
+
+// `for (auto& cmd : script) { if (cmd.name == "NVE") md.NVE(..); else if
+// (cmd.name == "NVT") ..; else if (cmd.name == "ANNEAL") ..; }`: a loop that
+// interprets commands runs each branch once per command of an input script,
+// and a command is a whole run (a simulation, a training). A branch of a
+// chain of at least three comparisons with string literals is not repeated
+// by the loops around the chain.
+bool dispatchesCommand(const IfStmt *If, ASTContext &Ctx) {
+  if (!comparesWithString(If->getCond()))
+    return false;
+  const IfStmt *Head = If;
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(*Head);
+    const auto *P = Parents.empty() ? nullptr : Parents[0].get<IfStmt>();
+    if (!P || P->getElse() != Head || !comparesWithString(P->getCond()))
+      break;
+    Head = P;
+  }
+  unsigned Branches = 0;
+  for (const Stmt *S = Head; const auto *I = dyn_cast_or_null<IfStmt>(S); S = I->getElse()) {
+    if (!comparesWithString(I->getCond()))
+      break;
+    ++Branches;
+  }
+  return Branches >= 3;
+}
 
 // A statement that trains: a training call, looked for directly and one call
 // deep (a train() helper).
@@ -772,6 +875,8 @@ bool SyncContextAnalyzer::isCpuOnlyProgram(ASTContext &Ctx) {
 SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop,
                                           SourceLocation TextThrottle) {
   bool InLoop = TextLoop.isValid(), Throttled = TextThrottle.isValid(), InHotLambda = false, StaticInit = false;
+  // Below a command's branch: the loops that read the commands do not repeat it.
+  bool InCommand = false;
   const Stmt *OutermostLoop = nullptr, *InnermostLoop = nullptr, *Throttle = nullptr;
   const LambdaExpr *HotLambda = nullptr;
   const FunctionDecl *Fn = nullptr;
@@ -795,7 +900,10 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
         Fn = F;
     } else if (const auto *St = P.get<Stmt>()) {
       const Stmt *C = Child.get<Stmt>();
-      if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(St) && isIteratedPart(St, C) && !isTinyLoop(St, Ctx)) {
+      if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && dispatchesCommand(If, Ctx))
+        InCommand = true;
+      if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(St) && isIteratedPart(St, C) && !isTinyLoop(St, Ctx) &&
+          !InCommand) {
         InLoop = true;
         OutermostLoop = St;
         if (!InnermostLoop)
