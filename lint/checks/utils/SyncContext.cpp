@@ -434,8 +434,20 @@ bool capturesGraph(const Stmt *Body) {
 
 // Code that runs once per program or per phase: constructors, destructors,
 // and functions whose name says setup, teardown or export.
+// `void ActorImpl::to(torch::Device device)`: a module's own move to a
+// device (an override of Module::to that also moves its plain tensors), which
+// is setup, like the model->to(device) it stands for.
+bool movesModuleToDevice(const FunctionDecl *F) {
+  if (!isa<CXXMethodDecl>(F) || !F->getDeclName().isIdentifier() || F->getName() != "to")
+    return false;
+  return llvm::any_of(F->parameters(), [](const ParmVarDecl *P) {
+    const auto *R = P->getType().getNonReferenceType()->getAsCXXRecordDecl();
+    return R && R->getQualifiedNameAsString() == "c10::Device";
+  });
+}
+
 bool isOneOffFunction(const FunctionDecl *F) {
-  if (isa<CXXConstructorDecl, CXXDestructorDecl>(F))
+  if (isa<CXXConstructorDecl, CXXDestructorDecl>(F) || movesModuleToDevice(F))
     return true;
   return F->getDeclName().isIdentifier() && isOneOffName(F->getName());
 }

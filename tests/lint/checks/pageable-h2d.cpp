@@ -148,6 +148,17 @@ void decode_tokens(const std::vector<int64_t>& ids, torch::Device device) {
   }
 }
 
+// A module's own to(Device), moving its plain tensors with its parameters:
+// setup, like the model->to(device) it stands for, whoever calls it.
+struct PolicyImpl : torch::nn::Module {
+  torch::Tensor low_ = torch::full({2}, -1.0);
+  void to(torch::Device device) {
+    torch::nn::Module::to(device);
+    low_ = low_.to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:17: remark: 'to()' to the GPU without non_blocking in one-off setup/export code: {{.*}} [nosync-pageable-h2d]
+  }
+};
+
 int main() {
   torch::Device device(torch::kCUDA);
   torch::nn::Linear model(3, 1);
