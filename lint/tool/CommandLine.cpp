@@ -16,8 +16,11 @@ compile_commands.json found in each file's directory or a parent of it, or in
 a build/ or build/*/ directory beside them; else the CompileFlags of the
 nearest .nosync.yaml. Headers (.h, .hpp, .cuh, ...) are C++ however the flags
 arrive, and a -std older than C++17 is raised to it (LibTorch 2.x needs C++17;
-said once on stderr). An #include that cannot be found is reported as an error
-and skipped: the rest of the file is still linted.
+said once on stderr). A header that cannot be parsed alone (a .tpp, .inl or
+.ipp, or one that #errors unless another header included it) is parsed where a
+file of its project includes it, with that file's text before the #include. An
+#include that cannot be found is reported as an error and skipped: the rest of
+the file is still linted.
 
 A changed file is linted without parsing its leading block of #includes
 again: that block (torch/torch.h, ...) is compiled once into a preamble, kept
