@@ -271,12 +271,10 @@ void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall
   Gap(Close);
 }
 
-// The calls of a template's body whose member the compiler cannot look up
-// before instantiation (`batch.data.to(device)` where `batch` has a type that
-// depends on a template parameter), each with the statement it is in.
-// Calls left unresolved until instantiation: members of a dependent object
-// (`batch.data.to(device)`) and functions called with a dependent argument
-// (`torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0)`).
+// The calls of a template's body that the compiler leaves unresolved until
+// instantiation: members of an object whose type depends on a template
+// parameter (`batch.data.to(device)`) and functions called with such an
+// object (`torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0)`).
 class DependentCallFinder : public RecursiveASTVisitor<DependentCallFinder> {
 public:
   struct Unresolved {

@@ -55,9 +55,10 @@ std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx);
 /// class template, not an instantiation) that wait for its parameters: member
 /// calls on an object whose type depends on one (`batch.data.to(device)` in
 /// `Trainer<Task>::train`) and functions called with such an object
-/// (`clip_grad_norm_(model->parameters(), 1.0)`). The compiler keeps them unresolved, so the matchers,
-/// which need the tensor type, do not see them; a header linted alone has no
-/// instantiation. They are read from their text like dropped code.
+/// (`clip_grad_norm_(model->parameters(), 1.0)`). The compiler keeps them
+/// unresolved, so the matchers, which need the tensor type, do not see them;
+/// a header linted alone has no instantiation. They are read from their text
+/// like dropped code.
 std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx);
 
 /// The catalog op a call read from text is, by the op table's method and

@@ -219,9 +219,6 @@ private:
     return Result;
   }
 
-  // The direct callee; for `model(x)` on a TORCH_MODULE holder, the
-  // forward() methods of the wrapped module, which ModuleHolder::operator()
-  // forwards to from inside LibTorch's headers.
   // `thermostat.set_temp(t)` in a template whose `thermostat` has a template
   // parameter's type: unresolved until instantiation, and a template in a
   // header often has none in the unit. It may call any user method of that
@@ -249,6 +246,9 @@ private:
     return Out;
   }
 
+  // The direct callee; for `model(x)` on a TORCH_MODULE holder, the
+  // forward() methods of the wrapped module, which ModuleHolder::operator()
+  // forwards to from inside LibTorch's headers.
   static llvm::SmallVector<const FunctionDecl *, 2> calleesOf(const CallExpr *Call) {
     llvm::SmallVector<const FunctionDecl *, 2> Out;
     const FunctionDecl *Callee = Call->getDirectCallee();
@@ -432,8 +432,6 @@ bool capturesGraph(const Stmt *Body) {
   return callsMethodNamed(Body, "capture_begin") && !callsMethodNamed(Body, "replay");
 }
 
-// Code that runs once per program or per phase: constructors, destructors,
-// and functions whose name says setup, teardown or export.
 // `void ActorImpl::to(torch::Device device)`: a module's own move to a
 // device (an override of Module::to that also moves its plain tensors), which
 // is setup, like the model->to(device) it stands for.
@@ -446,6 +444,9 @@ bool movesModuleToDevice(const FunctionDecl *F) {
   });
 }
 
+// Code that runs once per program or per phase: constructors, destructors,
+// a module's own to(Device), and functions whose name says setup, teardown or
+// export.
 bool isOneOffFunction(const FunctionDecl *F) {
   if (isa<CXXConstructorDecl, CXXDestructorDecl>(F) || movesModuleToDevice(F))
     return true;
