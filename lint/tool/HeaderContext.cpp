@@ -62,12 +62,15 @@ bool needsIncluder(llvm::StringRef header, llvm::StringRef text) {
   std::string code = codeWithoutComments(text);
   llvm::SmallVector<llvm::StringRef, 64> lines;
   llvm::StringRef(code).split(lines, '\n', kGuardLines);
-  unsigned open = 0;
+  // The conditions open at each line; an #error under one that tests the
+  // compiler (`#if __cplusplus < 201703L`, `#ifndef __CUDACC__`) asks for a
+  // compiler, not for an includer.
+  llvm::SmallVector<llvm::StringRef, 4> open;
   for (size_t i = 0; i < lines.size() && i < kGuardLines; ++i) {
     llvm::StringRef d = directiveOf(lines[i]);
-    if (d == "if" || d == "ifdef" || d == "ifndef") ++open;
-    else if (d == "endif" && open) --open;
-    else if (d == "error" && open) return true;
+    if (d == "if" || d == "ifdef" || d == "ifndef") open.push_back(lines[i]);
+    else if (d == "endif" && !open.empty()) open.pop_back();
+    else if (d == "error" && !open.empty() && !open.back().contains("__")) return true;
   }
   return false;
 }
