@@ -20,18 +20,12 @@ namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 using clang::tooling::CompilationDatabase;
 
-bool isHeader(llvm::StringRef file) {
-  return llvm::StringSwitch<bool>(path::extension(file))
-      .Cases(".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", ".inl", ".ipp", ".tpp", true)
-      .Default(false);
-}
-
 // A header given without a language is C to the driver ("-std=c++17 not
 // allowed with 'C'"), but LibTorch code is C++ whatever its extension; an
 // explicit -x (an interpolated database command carries one) is kept.
 clang::tooling::ArgumentsAdjuster headersAreCxx() {
   return [](const clang::tooling::CommandLineArguments& args, llvm::StringRef file) {
-    if (!isHeader(file) || llvm::any_of(args, [](llvm::StringRef a) { return a.starts_with("-x"); }))
+    if (!isHeaderFile(file) || llvm::any_of(args, [](llvm::StringRef a) { return a.starts_with("-x"); }))
       return args;
     clang::tooling::CommandLineArguments out(args);
     // The header is the main file here; its #pragma once is not a mistake.
@@ -108,6 +102,12 @@ bool mentionsFile(const CompilationDatabase& db, llvm::StringRef absFile) {
 }
 
 }  // namespace
+
+bool isHeaderFile(llvm::StringRef file) {
+  return llvm::StringSwitch<bool>(path::extension(file))
+      .Cases(".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", ".inl", ".ipp", ".tpp", true)
+      .Default(false);
+}
 
 CompileDatabases::CompileDatabases(std::vector<std::string> fixedArgs, bool haveFixedArgs,
                                    std::string buildPath)

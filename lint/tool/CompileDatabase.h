@@ -14,6 +14,9 @@
 
 namespace nosync::lint {
 
+// Header and template-implementation file names (.h, .hpp, .cuh, .tpp, ...).
+bool isHeaderFile(llvm::StringRef file);
+
 // Hands out one compilation database per input file and keeps the loaded
 // databases alive for the whole run (several files usually share one).
 class CompileDatabases {

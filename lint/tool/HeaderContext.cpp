@@ -1,9 +1,9 @@
 #include "HeaderContext.h"
 
+#include "CompileDatabase.h"
 #include "ProjectScan.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -36,6 +36,11 @@ llvm::StringRef directiveOf(llvm::StringRef line) {
   return line.take_while([](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
+// `#if`, `#ifdef`, `#ifndef`: a directive that opens a conditional.
+bool opensConditional(llvm::StringRef directive) {
+  return directive == "if" || directive == "ifdef" || directive == "ifndef";
+}
+
 std::string realPathOf(llvm::StringRef file) {
   llvm::SmallString<256> real;
   if (fs::real_path(file, real)) return file.str();
@@ -55,10 +60,9 @@ bool isTailOf(llvm::StringRef name, llvm::StringRef header) {
 }  // namespace
 
 bool needsIncluder(llvm::StringRef header, llvm::StringRef text) {
+  if (!isHeaderFile(header)) return false;
   std::string ext = path::extension(header).lower();
   if (ext == ".tpp" || ext == ".ipp" || ext == ".inl") return true;
-  bool isHeader = llvm::StringSwitch<bool>(ext).Cases(".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", true).Default(false);
-  if (!isHeader) return false;
   std::string code = codeWithoutComments(text);
   llvm::SmallVector<llvm::StringRef, 64> lines;
   llvm::StringRef(code).split(lines, '\n', kGuardLines);
@@ -68,7 +72,7 @@ bool needsIncluder(llvm::StringRef header, llvm::StringRef text) {
   llvm::SmallVector<llvm::StringRef, 4> open;
   for (size_t i = 0; i < lines.size() && i < kGuardLines; ++i) {
     llvm::StringRef d = directiveOf(lines[i]);
-    if (d == "if" || d == "ifdef" || d == "ifndef") open.push_back(lines[i]);
+    if (opensConditional(d)) open.push_back(lines[i]);
     else if (d == "endif" && !open.empty()) open.pop_back();
     else if (d == "error" && !open.empty() && !open.back().contains("__")) return true;
   }
@@ -78,8 +82,13 @@ bool needsIncluder(llvm::StringRef header, llvm::StringRef text) {
 std::optional<Includer> findIncluder(llvm::StringRef header, llvm::StringRef root) {
   std::string target = realPathOf(header);
   std::optional<Includer> beside, byTail;
+  // The directory walk's order is the file system's: keep the first path.
+  auto keep = [](std::optional<Includer>& slot, Includer found) {
+    if (!slot || found.file < slot->file) slot = std::move(found);
+  };
   forEachProjectSource(root, [&](llvm::StringRef file, llvm::StringRef text) {
-    if (beside || realPathOf(file) == target) return;
+    std::string real = realPathOf(file);
+    if (real == target) return;
     std::string code = codeWithoutComments(text);
     llvm::SmallVector<llvm::StringRef, 256> lines;
     llvm::StringRef(code).split(lines, '\n');
@@ -88,11 +97,12 @@ std::optional<Includer> findIncluder(llvm::StringRef header, llvm::StringRef roo
       if (name.empty() || path::filename(name) != path::filename(header)) continue;
       llvm::SmallString<256> near(path::parent_path(file));
       path::append(near, name);
+      Includer found{real, static_cast<unsigned>(i + 1)};
       if (fs::exists(near) && realPathOf(near) == target) {
-        beside = Includer{realPathOf(file), static_cast<unsigned>(i + 1)};
+        keep(beside, std::move(found));
         return;
       }
-      if (!byTail && isTailOf(name, target)) byTail = Includer{realPathOf(file), static_cast<unsigned>(i + 1)};
+      if (isTailOf(name, target)) keep(byTail, std::move(found));
     }
   });
   return beside ? beside : byTail;
@@ -109,7 +119,7 @@ llvm::Expected<std::string> writeIncluderPrefix(const Includer& includer, llvm::
   unsigned open = 0;
   for (unsigned i = 0; i + 1 < includer.line && i < lines.size(); ++i) {
     llvm::StringRef d = directiveOf(lines[i]);
-    if (d == "if" || d == "ifdef" || d == "ifndef") ++open;
+    if (opensConditional(d)) ++open;
     else if (d == "endif" && open) --open;
     prefix += lines[i].str() + "\n";
   }

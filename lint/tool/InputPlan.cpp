@@ -16,6 +16,7 @@ namespace {
 // text before its #include (HeaderContext.h). When no project file includes
 // it, or the prefix cannot be written, it is parsed alone, as before.
 void parseThroughIncluder(LintJob& job, CompileDatabases& dbs) {
+  if (!isHeaderFile(job.file)) return;  // sources are never read twice
   auto text = llvm::MemoryBuffer::getFile(job.file);
   if (!text || !needsIncluder(job.file, (*text)->getBuffer())) return;
   std::string root = projectRootOf(job.file);
@@ -34,10 +35,9 @@ void parseThroughIncluder(LintJob& job, CompileDatabases& dbs) {
 }  // namespace
 
 bool isCxxSource(llvm::StringRef file) {
-  return llvm::StringSwitch<bool>(llvm::sys::path::extension(file))
-      .Cases(".cpp", ".cc", ".cxx", ".c++", ".cp", ".C", ".cu", true)
-      .Cases(".h", ".hh", ".hpp", ".hxx", ".h++", ".cuh", ".inl", ".ipp", ".tpp", true)
-      .Default(false);
+  return isHeaderFile(file) || llvm::StringSwitch<bool>(llvm::sys::path::extension(file))
+                                   .Cases(".cpp", ".cc", ".cxx", ".c++", ".cp", ".C", ".cu", true)
+                                   .Default(false);
 }
 
 std::vector<LintJob> planJobs(const std::vector<std::string>& files, CompileDatabases& dbs,

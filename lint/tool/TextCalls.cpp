@@ -196,6 +196,15 @@ private:
     return v;
   }
 
+  // The last token of the statement that starts at `start`: its closing `}`,
+  // or the `;` of a braceless one.
+  size_t statementEnd(size_t start) const {
+    if (start < t_.size() && is(t_[start], "{")) return closing(t_, start, "{", "}");
+    size_t end = start;
+    while (end < t_.size() && !is(t_[end], ";")) ++end;
+    return end;
+  }
+
   // `for (int i = 0; i < 2; ++i) body` with no loop in its body: at most four
   // turns with literal bounds is straight-line code written as a loop (the
   // checks' isTinyLoop reads the AST the same way). `open` and `close` are the
@@ -216,11 +225,7 @@ private:
     if (!to || lit + 1 >= t_.size() || !is(t_[lit + 1], ";")) return false;
     long turns = *to - *from + (less && orEqual ? 1 : 0);
     if (turns < 0 || turns > 4) return false;
-    size_t bodyEnd = close + 1;
-    if (bodyEnd < t_.size() && is(t_[bodyEnd], "{"))
-      bodyEnd = closing(t_, bodyEnd, "{", "}");
-    else
-      while (bodyEnd < t_.size() && !is(t_[bodyEnd], ";")) ++bodyEnd;
+    size_t bodyEnd = statementEnd(close + 1);
     for (size_t j = close + 1; j < bodyEnd && j < t_.size(); ++j)
       if (is(t_[j], "for") || is(t_[j], "while") || is(t_[j], "do")) return false;
     return true;
@@ -247,11 +252,7 @@ private:
       size_t close = closing(t_, i + 1, "(", ")");
       if (close >= t_.size() || !comparesWithString(i + 1, close)) break;
       chain.push_back(i);
-      size_t end = close + 1;
-      if (end < t_.size() && is(t_[end], "{"))
-        end = closing(t_, end, "{", "}");
-      else
-        while (end < t_.size() && !is(t_[end], ";")) ++end;
+      size_t end = statementEnd(close + 1);
       if (end + 2 >= t_.size() || !is(t_[end + 1], "else")) break;
       i = end + 2;
     }
