@@ -30,6 +30,9 @@ struct Facts {
   std::string placingFn;
   unsigned placingIndex = 0;
   char quietOn = 0;
+  // Else: the parameters (function, index) whose every caller would have to
+  // pass a host tensor for the finding's tensor to be on the CPU.
+  std::vector<std::pair<std::string, unsigned>> assumed;
   LocalContext local;
   ContextKind kind = ContextKind::Plain;
 };
@@ -53,6 +56,11 @@ std::optional<Facts> parseFacts(llvm::StringRef note) {
     else if (key == "pfn") f.placingFn = value.str();
     else if (key == "pidx") value.getAsInteger(10, f.placingIndex);
     else if (key == "quiet" && value.size() == 1) f.quietOn = value[0];
+    else if (key == "assume") {
+      auto [function, index] = value.rsplit('#');
+      unsigned i;
+      if (!index.getAsInteger(10, i)) f.assumed.emplace_back(function.str(), i);
+    }
     else if (key == "local") haveLocal = clang::tidy::nosync::decodeLocal(value.str(), f.local);
     else if (key == "kind") {
       unsigned k;
@@ -89,14 +97,23 @@ std::string withContext(const std::string& message, const Facts& f, ContextKind 
 // (argumentPlacements in lint/checks/utils/Placement.h).
 using ArgumentPlaces = llvm::StringMap<std::vector<std::string>>;
 
+// Whether the run calls `function` and every call puts its argument `index`
+// on `placement`.
+bool everyCallPasses(const ArgumentPlaces& places, llvm::StringRef function, unsigned index, char placement) {
+  auto it = places.find(function);
+  return it != places.end() && !it->second.empty() && llvm::all_of(it->second, [&](const std::string& call) {
+    return index < call.size() && call[index] == placement;
+  });
+}
+
 // Whether every call of the run places the finding's tensor where it does
 // not sync (a print helper every caller hands `.cpu()` results): then the
 // checks, had they seen the callers, would have reported nothing.
 bool placedQuietByCallers(const Facts& f, const ArgumentPlaces& places) {
-  if (f.placingFn.empty() || !f.quietOn) return false;
-  auto it = places.find(f.placingFn);
-  return it != places.end() && !it->second.empty() && llvm::all_of(it->second, [&](const std::string& call) {
-    return f.placingIndex < call.size() && call[f.placingIndex] == f.quietOn;
+  if (!f.quietOn) return false;
+  if (!f.placingFn.empty()) return everyCallPasses(places, f.placingFn, f.placingIndex, f.quietOn);
+  return !f.assumed.empty() && llvm::all_of(f.assumed, [&](const auto& parameter) {
+    return everyCallPasses(places, parameter.first, parameter.second, f.quietOn);
   });
 }
 

@@ -102,6 +102,18 @@ if [[ -n "$TORCH_INC" ]]; then
     "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}"
   if grep -Eq "helpers.cpp:22:[0-9]+:" "$tmp/out"; then bad "context-project-param-host: print_host's item() still reported"
   else ok "context-project-param-host"; fi
+  # A member filled by a setter whose callers are in another file: every call
+  # of the run passes a host tensor, so the member's item() reads host memory;
+  # one call that passes a GPU tensor keeps the warning.
+  expect context-member-alone 1 "meter.cpp:10:[0-9]+: warning: 'item\(\)'" -- \
+    "$LINT" --no-cache "$PC/meter.cpp" -- -std=c++17 "${inc[@]}"
+  "$LINT" --no-cache --min-severity=note "$PC/meter.cpp" "$PC/run_meter.cpp" -- -std=c++17 "${inc[@]}" \
+    >"$tmp/out" 2>&1
+  if grep -Eq "meter.cpp:10:[0-9]+:" "$tmp/out"; then bad "context-member-host: the host reading's item() still reported"
+  else ok "context-member-host"; fi
+  sed 's/torch::tensor({1.0, 2.0})/torch::tensor({1.0, 2.0}).cuda()/' "$PC/run_meter.cpp" >"$tmp/run_meter_cuda.cpp"
+  expect context-member-cuda 1 "meter.cpp:10:[0-9]+: warning: 'item\(\)'" -- \
+    "$LINT" --no-cache "$PC/meter.cpp" "$tmp/run_meter_cuda.cpp" -- -std=c++17 -I"$PC" "${inc[@]}"
   expect context-project-cpu 0 "helpers.cpp:10:[0-9]+: remark: 'clip_grad_norm_\(\)' in a program that never uses CUDA" -- \
     "$LINT" --no-cache --min-severity=note "$PC/helpers.cpp" "$PC/train_cpu.cpp" -- -std=c++17 "${inc[@]}"
   expect context-project-library-not-cpu 1 "helpers.cpp:10:[0-9]+: warning: 'clip_grad_norm_\(\)' in 'clip', which is called from a loop" -- \

@@ -359,6 +359,11 @@ std::vector<const Decl *> mainFileDecls(ASTContext &Ctx) {
   return Out;
 }
 
+// `M` on a main-file declaration itself (an out-of-line method or
+// constructor, `void Env::set(..) {..}`) or anywhere inside one (a class, a
+// namespace): forEachDescendant alone misses the first.
+DeclarationMatcher selfOrDescendant(const DeclarationMatcher &M) { return decl(eachOf(M, forEachDescendant(M))); }
+
 // The values a member is initialized with: its default member initializer
 // and the main file's constructors' initializers.
 std::vector<const Expr *> memberInitializers(const FieldDecl *Field, ASTContext &Ctx) {
@@ -368,7 +373,7 @@ std::vector<const Expr *> memberInitializers(const FieldDecl *Field, ASTContext 
   auto Init = cxxCtorInitializer(forField(equalsNode(Field)), withInitializer(expr().bind("value")));
   for (const Decl *D : mainFileDecls(Ctx))
     for (const BoundNodes &N :
-         match(decl(forEachDescendant(cxxConstructorDecl(forEachConstructorInitializer(Init)))), *D, Ctx))
+         match(selfOrDescendant(cxxConstructorDecl(forEachConstructorInitializer(Init))), *D, Ctx))
       Out.push_back(N.getNodeAs<Expr>("value"));
   return Out;
 }
@@ -403,7 +408,7 @@ DeviceKind memberPlacement(const FieldDecl *Field, ASTContext &Ctx, int Depth) {
                                     hasArgument(1, expr(unless(hasDescendant(Self))).bind("value")));
   std::vector<const Expr *> Values = memberInitializers(Field, Ctx);
   for (const Decl *D : mainFileDecls(Ctx))
-    for (const BoundNodes &N : match(decl(forEachDescendant(functionDecl(hasBody(forEachDescendant(Assign))))), *D, Ctx))
+    for (const BoundNodes &N : match(selfOrDescendant(functionDecl(hasBody(forEachDescendant(Assign)))), *D, Ctx))
       Values.push_back(N.getNodeAs<Expr>("value"));
   // A constructor's default-constructed member is no placement: an undefined
   // tensor, given its value later.
@@ -415,6 +420,14 @@ DeviceKind memberPlacement(const FieldDecl *Field, ASTContext &Ctx, int Depth) {
   if (K == DeviceKind::Unknown && !depthLimitHit() && !Values.empty())
     K = hostIfEveryValueKeepsIt(Field, Values, Ctx, Depth);
   return keepPlacement(Field, K, Outer);
+}
+
+// While hostIfCallersElsewhereAgree walks: the parameters it took to be on
+// the CPU because no call in the main file says where they are (the callers
+// are in other files); nullptr otherwise.
+std::vector<const ParmVarDecl *> *&openParameters() {
+  thread_local std::vector<const ParmVarDecl *> *Open = nullptr;
+  return Open;
 }
 
 // A parameter is where every call in the main file puts its argument
@@ -445,6 +458,10 @@ DeviceKind parameterPlacement(const ParmVarDecl *Param, ASTContext &Ctx, int Dep
         return keepPlacement(Param, DeviceKind::Unknown, Outer);
       Values.push_back(C->getArg(Index + Offset));
     }
+  if (Values.empty() && openParameters()) {
+    openParameters()->push_back(Param);
+    return keepPlacement(Param, DeviceKind::Cpu, Outer);
+  }
   return keepPlacement(Param, agreedPlacement(Values, Ctx, Depth), Outer);
 }
 
@@ -1169,6 +1186,27 @@ DeviceKind placementOf(const Expr *E, ASTContext &Ctx) {
 }
 
 bool isProvablyOnCpu(const Expr *E, ASTContext &Ctx) { return placementOf(E, Ctx) == DeviceKind::Cpu; }
+
+std::vector<const ParmVarDecl *> hostIfCallersElsewhereAgree(const Expr *E, ASTContext &Ctx) {
+  std::vector<const ParmVarDecl *> Open;
+  if (!E || openParameters())
+    return Open;
+  // A walk of its own: what it takes for granted must not reach the
+  // placements kept for the rest of the unit, nor theirs this walk.
+  llvm::DenseMap<const Decl *, DeviceKind> Kept = std::move(declPlacementCache());
+  declPlacementCache().clear();
+  bool LimitHit = std::exchange(depthLimitHit(), false);
+  openParameters() = &Open;
+  bool Host = placementOf(E, Ctx) == DeviceKind::Cpu;
+  openParameters() = nullptr;
+  declPlacementCache() = std::move(Kept);
+  depthLimitHit() = LimitHit;
+  if (!Host)
+    Open.clear();
+  llvm::sort(Open);
+  Open.erase(std::unique(Open.begin(), Open.end()), Open.end());
+  return Open;
+}
 
 const ParmVarDecl *placingParameter(const Expr *E, ASTContext &Ctx) {
   return placingParameterImpl(E, Ctx, 0);

@@ -6,6 +6,7 @@
 #include "clang/AST/ExprCXX.h"
 
 #include <string>
+#include <vector>
 
 namespace clang::tidy::nosync {
 
@@ -61,6 +62,14 @@ DeviceKind placementOf(const Expr *E, ASTContext &Ctx);
 /// nullptr when `E` is placed by anything else (a copy, a factory, two
 /// tensors). nosync-lint reads it to place `E` from callers in other files.
 const ParmVarDecl *placingParameter(const Expr *E, ASTContext &Ctx);
+
+/// The parameters whose callers in other files decide that `E` is on the
+/// CPU: where the walk of placementOf meets a parameter of a function that no
+/// call in the main file reaches, it takes the parameter to be on the CPU and
+/// lists it. `E` is on the CPU when every call of the project passes a host
+/// tensor for each listed parameter (nosync-lint checks them). Empty when
+/// the walk needs no such parameter or `E` is not on the CPU even so.
+std::vector<const ParmVarDecl *> hostIfCallersElsewhereAgree(const Expr *E, ASTContext &Ctx);
 
 /// 'c' for the CPU, 'g' for CUDA, '?' for unknown.
 char placementCode(DeviceKind K);

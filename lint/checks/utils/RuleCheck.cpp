@@ -151,13 +151,23 @@ void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
 
 // "\tpfn=<function>\tpidx=<parameter>\tquiet=<c|g>" when a parameter places
 // the finding's tensor: nosync-lint places it from callers in other files.
+// Else, for a finding that a host tensor would silence, "\tassume=<function>#
+// <parameter>" for each parameter whose callers elsewhere would put it on the
+// CPU (a member filled from a setter's argument, read in another method).
 static std::string placingFacts(const Finding &F, ASTContext &Ctx) {
-  const ParmVarDecl *Param = F.PlacedBy ? placingParameter(F.PlacedBy, Ctx) : nullptr;
-  const auto *Fn = Param ? dyn_cast<FunctionDecl>(Param->getDeclContext()) : nullptr;
-  if (!Fn || F.QuietWhenOn == DeviceKind::Unknown)
+  if (!F.PlacedBy || F.QuietWhenOn == DeviceKind::Unknown)
     return "";
-  return "\tpfn=" + functionKey(Fn) + "\tpidx=" + std::to_string(Param->getFunctionScopeIndex()) +
-         "\tquiet=" + placementCode(F.QuietWhenOn);
+  const ParmVarDecl *Param = placingParameter(F.PlacedBy, Ctx);
+  if (const auto *Fn = Param ? dyn_cast<FunctionDecl>(Param->getDeclContext()) : nullptr)
+    return "\tpfn=" + functionKey(Fn) + "\tpidx=" + std::to_string(Param->getFunctionScopeIndex()) +
+           "\tquiet=" + placementCode(F.QuietWhenOn);
+  if (F.QuietWhenOn != DeviceKind::Cpu)
+    return "";
+  std::string Facts;
+  for (const ParmVarDecl *Open : hostIfCallersElsewhereAgree(F.PlacedBy, Ctx))
+    if (const auto *Fn = dyn_cast<FunctionDecl>(Open->getDeclContext()))
+      Facts += "\tassume=" + functionKey(Fn) + "#" + std::to_string(Open->getFunctionScopeIndex());
+  return Facts.empty() ? "" : Facts + "\tquiet=c";
 }
 
 void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {

@@ -120,8 +120,36 @@ struct Body {
   float x() const { return position_[0].item<float>(); }
 };
 
+// Members given their values in methods defined outside the class: placed
+// from those definitions as from inline ones. A gauge reset to host zeros is
+// read on the host; one reset on the device is a sync.
+struct Gauge {
+  torch::Tensor level_;
+  void reset();
+  float read() const;
+};
+void Gauge::reset() { level_ = torch::zeros({1}); }
+float Gauge::read() const { return level_[0].item<float>(); }
+
+struct DeviceGauge {
+  torch::Tensor level_;
+  void reset(torch::Device device);
+  float read() const;
+};
+void DeviceGauge::reset(torch::Device device) { level_ = torch::zeros({1}, device); }
+float DeviceGauge::read() const { return level_[0].item<float>(); }
+// CHECK-MESSAGES: :[[@LINE-1]]:52: warning: 'item()' in 'read', which is called from a loop: {{.*}} [nosync-item]
+
 int main() {
   torch::Device device(torch::kCUDA);
+  Gauge gauge;
+  DeviceGauge device_gauge;
+  for (int t = 0; t < 10; ++t) {
+    gauge.reset();
+    (void)gauge.read();
+    device_gauge.reset(device);
+    (void)device_gauge.read();
+  }
   Body body;
   body.reset(0, 0);
   for (int t = 0; t < 10; ++t) {
