@@ -378,16 +378,17 @@ std::vector<const Expr *> memberInitializers(const FieldDecl *Field, ASTContext 
   return Out;
 }
 
-// A member whose values are computed from itself through a local
-// (`auto next = pos_ + step * dt; pos_ = next;`) cycles back to its own
-// placement, which is unknown while it is being worked out. It is on the
-// CPU when every value is, assuming the member is: its first value puts it
-// there and each later one keeps it there. What was worked out under the
-// assumption is forgotten when it fails.
-DeviceKind hostIfEveryValueKeepsIt(const FieldDecl *Field, const std::vector<const Expr *> &Values,
-                                   ASTContext &Ctx, int Depth) {
+// A member (or a sequence of tensors) whose values are computed from itself
+// through a local (`auto next = pos_ + step * dt; pos_ = next;`, a state
+// vector rebuilt from its own elements) cycles back to its own placement,
+// which is unknown while it is being worked out. It is on the CPU when every
+// value is, assuming it is: its first value puts it there and each later one
+// keeps it there. What was worked out under the assumption is forgotten when
+// it fails.
+DeviceKind hostIfEveryValueKeepsIt(const ValueDecl *D, const std::vector<const Expr *> &Values, ASTContext &Ctx,
+                                   int Depth) {
   llvm::DenseMap<const Decl *, DeviceKind> Before = declPlacementCache();
-  declPlacementCache()[Field] = DeviceKind::Cpu;
+  declPlacementCache()[D] = DeviceKind::Cpu;
   if (agreedPlacement(Values, Ctx, Depth) == DeviceKind::Cpu && !depthLimitHit())
     return DeviceKind::Cpu;
   declPlacementCache() = std::move(Before);
@@ -403,6 +404,7 @@ DeviceKind memberPlacement(const FieldDecl *Field, ASTContext &Ctx, int Depth) {
   if (!Inserted)
     return It->second;  // known, or being computed (a cycle): unknown
   bool Outer = std::exchange(depthLimitHit(), false);
+  llvm::DenseMap<const Decl *, DeviceKind> Before = declPlacementCache();
   auto Self = memberExpr(member(equalsNode(Field)));
   auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, ignoringParenImpCasts(Self)),
                                     hasArgument(1, expr(unless(hasDescendant(Self))).bind("value")));
@@ -417,8 +419,10 @@ DeviceKind memberPlacement(const FieldDecl *Field, ASTContext &Ctx, int Depth) {
     return C && C->getNumArgs() == 0;
   });
   DeviceKind K = agreedPlacement(Values, Ctx, Depth);
-  if (K == DeviceKind::Unknown && !depthLimitHit() && !Values.empty())
+  if (K == DeviceKind::Unknown && !depthLimitHit() && !Values.empty()) {
+    declPlacementCache() = std::move(Before);  // what was placed while the member was unknown
     K = hostIfEveryValueKeepsIt(Field, Values, Ctx, Depth);
+  }
   return keepPlacement(Field, K, Outer);
 }
 
@@ -482,10 +486,23 @@ DeviceKind returnPlacement(const FunctionDecl *F, ASTContext &Ctx, int Depth) {
   return keepPlacement(Def, agreedPlacement(Values, Ctx, Depth), Outer);
 }
 
+// The constructor call that makes `E`, under the temporaries and casts that
+// a functional cast (`std::vector<Tensor>(n)`) or a copy wraps it in.
+const CXXConstructExpr *constructionOf(const Expr *E) {
+  while (E) {
+    E = E->IgnoreImplicit()->IgnoreParens();
+    if (const auto *C = dyn_cast<CXXConstructExpr>(E))
+      return C;
+    const auto *Cast = dyn_cast<CXXFunctionalCastExpr>(E);
+    E = Cast ? Cast->getSubExpr() : nullptr;
+  }
+  return nullptr;
+}
+
 // `Tensor t;`, `std::vector<Tensor> v;`, `std::vector<Tensor> v(n)`: no
 // tensor value yet.
 bool isEmptyConstruction(const Expr *Init) {
-  const auto *C = dyn_cast<CXXConstructExpr>(Init->IgnoreParenImpCasts());
+  const CXXConstructExpr *C = constructionOf(Init);
   if (!C)
     return false;
   return llvm::all_of(C->arguments(), [](const Expr *A) {
@@ -551,7 +568,7 @@ std::optional<std::vector<const Expr *>> initialElements(const Expr *Init) {
   Init = Init->IgnoreParenImpCasts();
   if (isEmptyConstruction(Init))
     return std::vector<const Expr *>{};
-  if (const auto *C = dyn_cast<CXXConstructExpr>(Init)) {
+  if (const CXXConstructExpr *C = constructionOf(Init)) {
     std::vector<const Expr *> Out;
     for (const Expr *A : C->arguments())
       if (isTensorType(A->getType()) || isTensorSequence(A->getType()))
@@ -599,8 +616,14 @@ std::optional<std::vector<const Expr *>> sequenceValues(const ValueDecl *D, cons
       if (Call->getNumArgs() != 1 || !isTensorType(Call->getArg(0)->getType()))
         return std::nullopt;  // emplace_back(constructor arguments)
       Out.push_back(Call->getArg(0));
+    } else if (const auto *Value = N.getNodeAs<Expr>("value"); isTensorSequence(Value->getType())) {
+      // `D = std::vector<Tensor>(n)`: no tensor yet; `D = other`: other's.
+      std::optional<std::vector<const Expr *>> Elements = initialElements(Value);
+      if (!Elements)
+        return std::nullopt;
+      Out.insert(Out.end(), Elements->begin(), Elements->end());
     } else {
-      Out.push_back(N.getNodeAs<Expr>("value"));
+      Out.push_back(Value);
     }
   }
   return Out;
@@ -613,6 +636,7 @@ DeviceKind sequencePlacement(const ValueDecl *D, ASTContext &Ctx, int Depth) {
   if (!Inserted)
     return It->second;  // known, or being computed (a cycle): unknown
   bool Outer = std::exchange(depthLimitHit(), false);
+  llvm::DenseMap<const Decl *, DeviceKind> Before = declPlacementCache();
   std::vector<const Expr *> Values;
   std::vector<const Decl *> Scopes;
   bool Readable = true;
@@ -644,7 +668,14 @@ DeviceKind sequencePlacement(const ValueDecl *D, ASTContext &Ctx, int Depth) {
     }
     Values.insert(Values.end(), Put->begin(), Put->end());
   }
-  return keepPlacement(D, Readable ? valuesPlacement(D, Values, Ctx, Depth) : DeviceKind::Unknown, Outer);
+  if (!Readable)
+    return keepPlacement(D, DeviceKind::Unknown, Outer);
+  DeviceKind K = valuesPlacement(D, Values, Ctx, Depth);
+  if (K == DeviceKind::Unknown && !depthLimitHit() && !Values.empty()) {
+    declPlacementCache() = std::move(Before);  // what was placed while `D` was unknown
+    K = hostIfEveryValueKeepsIt(D, Values, Ctx, Depth);
+  }
+  return keepPlacement(D, K, Outer);
 }
 
 // Whether `Holds` is true of every loop around `S` in its function.

@@ -149,25 +149,27 @@ void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
   }
 }
 
-// "\tpfn=<function>\tpidx=<parameter>\tquiet=<c|g>" when a parameter places
-// the finding's tensor: nosync-lint places it from callers in other files.
-// Else, for a finding that a host tensor would silence, "\tassume=<function>#
-// <parameter>" for each parameter whose callers elsewhere would put it on the
-// CPU (a member filled from a setter's argument, read in another method).
+// For a finding that a host tensor would silence, "\tassume=<function>#
+// <parameter>" for each parameter whose callers elsewhere would put the
+// finding's tensor on the CPU (a member filled from a setter's argument, read
+// in another method; a helper called here with a copy of that member). Else
+// "\tpfn=<function>\tpidx=<parameter>\tquiet=<c|g>" when one parameter places
+// it. nosync-lint places it from the callers in other files.
 static std::string placingFacts(const Finding &F, ASTContext &Ctx) {
   if (!F.PlacedBy || F.QuietWhenOn == DeviceKind::Unknown)
     return "";
+  std::string Facts;
+  if (F.QuietWhenOn == DeviceKind::Cpu)
+    for (const ParmVarDecl *Open : hostIfCallersElsewhereAgree(F.PlacedBy, Ctx))
+      if (const auto *Fn = dyn_cast<FunctionDecl>(Open->getDeclContext()))
+        Facts += "\tassume=" + functionKey(Fn) + "#" + std::to_string(Open->getFunctionScopeIndex());
+  if (!Facts.empty())
+    return Facts + "\tquiet=c";
   const ParmVarDecl *Param = placingParameter(F.PlacedBy, Ctx);
   if (const auto *Fn = Param ? dyn_cast<FunctionDecl>(Param->getDeclContext()) : nullptr)
     return "\tpfn=" + functionKey(Fn) + "\tpidx=" + std::to_string(Param->getFunctionScopeIndex()) +
            "\tquiet=" + placementCode(F.QuietWhenOn);
-  if (F.QuietWhenOn != DeviceKind::Cpu)
-    return "";
-  std::string Facts;
-  for (const ParmVarDecl *Open : hostIfCallersElsewhereAgree(F.PlacedBy, Ctx))
-    if (const auto *Fn = dyn_cast<FunctionDecl>(Open->getDeclContext()))
-      Facts += "\tassume=" + functionKey(Fn) + "#" + std::to_string(Open->getFunctionScopeIndex());
-  return Facts.empty() ? "" : Facts + "\tquiet=c";
+  return "";
 }
 
 void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {

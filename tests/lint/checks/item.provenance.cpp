@@ -140,8 +140,53 @@ void DeviceGauge::reset(torch::Device device) { level_ = torch::zeros({1}, devic
 float DeviceGauge::read() const { return level_[0].item<float>(); }
 // CHECK-MESSAGES: :[[@LINE-1]]:52: warning: 'item()' in 'read', which is called from a loop: {{.*}} [nosync-item]
 
+// A history of states rebuilt from its own elements every step (the oldest
+// dropped, the newest added): its placement cycles back to itself, and it is
+// on the CPU when every state put into it is. One whose first state is on the
+// device stays there.
+struct History {
+  std::vector<torch::Tensor> states_;
+  void reset(const torch::Tensor& first) {
+    states_ = std::vector<torch::Tensor>(0);
+    states_.push_back(first.clone());
+  }
+  void push(const torch::Tensor& state) {
+    std::vector<torch::Tensor> next(states_.size() - 1);
+    for (size_t i = 0; i < next.size(); ++i) next[i] = states_[i + 1].clone();
+    next.push_back(state.clone());
+    states_ = next;
+  }
+  int newest() const { return states_.back()[0].item<int>(); }
+};
+
+struct DeviceHistory {
+  std::vector<torch::Tensor> states_;
+  void reset(torch::Device device) {
+    states_ = std::vector<torch::Tensor>(0);
+    states_.push_back(torch::zeros({2}, device));
+  }
+  void push() {
+    std::vector<torch::Tensor> next(states_.size() - 1);
+    for (size_t i = 0; i < next.size(); ++i) next[i] = states_[i + 1].clone();
+    next.push_back(states_.back() + 1);
+    states_ = next;
+  }
+  int newest() const { return states_.back()[0].item<int>(); }
+  // CHECK-MESSAGES: :[[@LINE-1]]:49: warning: 'item()' in 'newest', which is called from a loop: {{.*}} [nosync-item]
+};
+
 int main() {
   torch::Device device(torch::kCUDA);
+  History history;
+  history.reset(torch::zeros({2}));
+  DeviceHistory device_history;
+  device_history.reset(device);
+  for (int t = 0; t < 10; ++t) {
+    history.push(torch::ones({2}));
+    (void)history.newest();
+    device_history.push();
+    (void)device_history.newest();
+  }
   Gauge gauge;
   DeviceGauge device_gauge;
   for (int t = 0; t < 10; ++t) {
