@@ -143,10 +143,11 @@ bool formSyncs(const OpEntry &E, const CallExpr *Call, const ASTContext &Ctx) {
   }
 }
 
-// The ops this check reports as calls (boolean-mask indexing and printing
-// have matchers of their own).
+// The ops this check reports as calls (boolean-mask indexing, subscripts and
+// printing have matchers of their own).
 bool isHiddenSyncCall(const OpEntry &E) {
-  return E.rule == RuleId::HiddenSync && E.form != OpForm::BoolMaskIndex && E.form != OpForm::StreamInsertion;
+  return E.rule == RuleId::HiddenSync && E.form != OpForm::BoolMaskIndex && E.form != OpForm::TensorSubscript &&
+         E.form != OpForm::StreamInsertion;
 }
 
 // Whether the value of `Call` is thrown away: an expression statement of its
@@ -243,9 +244,7 @@ void HiddenSyncCheck::check(const MatchFinder::MatchResult &Result) {
       return;
     Entry = &::nosync::rules::get(Op::MaskIndex);
   } else if ((Call = Nodes.getNodeAs<CallExpr>("subscript"))) {
-    if (!isBoolMaskExpr(Call->getArg(1)))
-      return;
-    Entry = &::nosync::rules::get(Op::MaskIndex);
+    Entry = &::nosync::rules::get(Op::TensorSubscript);
   } else if ((Call = Nodes.getNodeAs<CallExpr>("print"))) {
     Entry = &::nosync::rules::get(Op::Print);
   } else {
@@ -254,8 +253,9 @@ void HiddenSyncCheck::check(const MatchFinder::MatchResult &Result) {
 
   // Host tensors never sync. A call without a tensor operand (a factory such
   // as randperm) is placed by its own options; clip_grad_norm_ takes a list
-  // we cannot place, so it is always reported.
-  const Expr *Subject = receiverOf(Call);
+  // we cannot place, so it is always reported. A subscript reads its index,
+  // wherever the indexed tensor is.
+  const Expr *Subject = Entry->form == OpForm::TensorSubscript ? Call->getArg(1) : receiverOf(Call);
   if (!Subject)
     for (const Expr *Arg : Call->arguments())
       if (isTensorExpr(Arg)) {
@@ -269,9 +269,12 @@ void HiddenSyncCheck::check(const MatchFinder::MatchResult &Result) {
 
   Finding F;
   F.Site = Call;
-  F.Loc = isa<CXXOperatorCallExpr>(Call) ? Call->getExprLoc() : callNameLoc(Call);
+  F.Loc = Entry->form == OpForm::TensorSubscript ? Subject->getBeginLoc()
+          : isa<CXXOperatorCallExpr>(Call)        ? Call->getExprLoc()
+                                                  : callNameLoc(Call);
   const FunctionDecl *Callee = Call->getDirectCallee();
   F.What = Entry->form == OpForm::BoolMaskIndex     ? "boolean-mask indexing"
+           : Entry->form == OpForm::TensorSubscript ? "a tensor subscript"
            : Entry->form == OpForm::StreamInsertion ? "printing a tensor"
                                                  : "'" + Callee->getName().str() + "()'";
   F.Advice = std::string(Entry->advice);

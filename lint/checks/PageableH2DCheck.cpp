@@ -39,6 +39,20 @@ bool isRandomFactory(const FunctionDecl *F) {
   return F->getDeclName().isIdentifier() && inGroup(OpGroup::RandomFactory, F->getName());
 }
 
+// `torch::tensor({})`: a tensor of no elements, whose copy moves no bytes
+// (an accumulator reset before it is concatenated to).
+bool holdsNoElements(const Expr *E) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(stripImplicit(E));
+  const FunctionDecl *F = Call ? Call->getDirectCallee() : nullptr;
+  if (!F || !F->getDeclName().isIdentifier() || F->getName() != "tensor" || Call->getNumArgs() == 0)
+    return false;
+  const Expr *Data = Call->getArg(0)->IgnoreImplicit();
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Data))
+    return Construct->getNumArgs() == 0 && Construct->isListInitialization();
+  const auto *List = dyn_cast<InitListExpr>(Data);
+  return List && List->getNumInits() == 0;
+}
+
 // The factory call a `.to(device)` is made on, if the receiver is one.
 const CallExpr *factoryReceiver(const CXXMemberCallExpr *To) {
   const auto *Call = dyn_cast_or_null<CallExpr>(receiverOf(To));
@@ -163,8 +177,8 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
   }
   const Expr *Source = receiverOf(Call);
   DeviceKind From = placementOf(Source, Ctx);
-  if (From == DeviceKind::Cuda)
-    return;  // already on the GPU: a no-op
+  if (From == DeviceKind::Cuda || holdsNoElements(Source))
+    return;  // already on the GPU, or nothing to copy: a no-op
   // ones_like(t).to(device): made where `t` is; unless `t` is known to be on
   // the CPU it is, in training code, a model output and the copy a no-op.
   if (From != DeviceKind::Cpu && isLikeFactory(Source))

@@ -57,6 +57,7 @@ TuResult reuseOrLint(const LintJob& job, const CommandLineOverrides& overrides, 
   r.calls = std::move(cached->calls);
   r.namesCuda = cached->namesCuda;
   r.hasMain = cached->hasMain;
+  r.trains = cached->trains;
   r.fromCache = true;
   return r;
 }

@@ -8,6 +8,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Allocator.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/StringSaver.h"
 
 #include <optional>
@@ -187,6 +188,30 @@ void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::S
   }
 }
 
+// The calls of the run's units that parsed with errors, read from their
+// text, where their parse lost them: a call whose declaration named a type
+// of a header that was not found (`void test(po::variables_map&, ...)` with
+// Boost missing) is no call in the AST, though main() makes it. A call the
+// AST kept (the same caller and callee names) is not read twice.
+std::vector<TextCallEdge> callsLostToErrors(const std::vector<TuResult>& results, const std::vector<Edge>& edges,
+                                            llvm::StringRef root) {
+  std::set<std::pair<llvm::StringRef, llvm::StringRef>> parsed;
+  for (const Edge& e : edges) parsed.insert({unqualifiedName(e.Caller), unqualifiedName(e.Callee)});
+  std::vector<TextCallEdge> lost;
+  for (const TuResult& tu : results) {
+    if (tu.compilerErrors() == 0) continue;
+    auto buffer = llvm::MemoryBuffer::getFile(tu.file);
+    if (!buffer) continue;
+    llvm::StringRef name(tu.file);
+    if (!root.empty() && name.starts_with(root)) name = name.drop_front(root.size()).ltrim("/\\");
+    std::vector<TextCallEdge> calls;
+    collectTextCalls(codeWithoutComments((*buffer)->getBuffer()), name, calls);
+    for (TextCallEdge& c : calls)
+      if (!parsed.count({c.caller, c.callee})) lost.push_back(std::move(c));
+  }
+  return lost;
+}
+
 }  // namespace
 
 unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSources& sources) {
@@ -198,8 +223,13 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
   bool projectIsCpuProgram =
       sources.isCpuProgram() && llvm::none_of(results, [](const TuResult& tu) { return tu.namesCuda; });
   bool cpuProgram = runIsCpuProgram || projectIsCpuProgram;
+  // A loop that does not train, in a function called once, is an evaluation
+  // pass when something of the run trains, whichever unit holds it.
+  bool runTrains = llvm::any_of(results, [](const TuResult& tu) { return tu.trains; });
   // One unit and no other source: the checks saw every caller there is.
-  if (results.size() < 2 && !projectIsCpuProgram && sources.textCalls.empty()) return 0;
+  if (results.size() < 2 && !projectIsCpuProgram && sources.textCalls.empty() &&
+      llvm::none_of(results, [](const TuResult& tu) { return tu.parseFailed(); }))
+    return 0;
   llvm::BumpPtrAllocator arena;
   llvm::UniqueStringSaver strings(arena);
   std::vector<Edge> edges;
@@ -214,8 +244,10 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
               .second)
         edges.push_back(e);
     }
+  std::vector<TextCallEdge> textCalls = callsLostToErrors(results, edges, sources.root);
+  textCalls.insert(textCalls.end(), sources.textCalls.begin(), sources.textCalls.end());
   llvm::StringSet<> textSites;
-  if (!sources.textCalls.empty()) {
+  if (!textCalls.empty()) {
     std::vector<llvm::StringRef> findingFunctions;
     for (const TuResult& tu : results)
       for (const auto& e : tu.errors) {
@@ -223,7 +255,7 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
         if (note == e.Notes.end()) continue;
         if (std::optional<Facts> f = parseFacts(note->Message)) findingFunctions.push_back(strings.save(f->fn));
       }
-    addTextEdges(sources.textCalls, findingFunctions, edges, strings, textSites);
+    addTextEdges(textCalls, findingFunctions, edges, strings, textSites);
   }
   auto heat = clang::tidy::nosync::classifyCallers(edges);
   ArgumentPlaces places;
@@ -248,6 +280,7 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
       // The run decides: a unit with main() and no CUDA of its own is no CPU
       // program when another unit of the run names CUDA.
       f->local.CpuOnlyProgram = cpuProgram;
+      f->local.InEvalLoop = f->local.InEvalLoop || (runTrains && f->local.InPassLoop);
       ContextKind now = clang::tidy::nosync::decideContext(f->local, heat.Hot.contains(fn),
                                                            heat.RarelyCalled.contains(fn), heat.CalledOnce.contains(fn));
       if (now == f->kind) {
@@ -270,7 +303,7 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
                             : clang::tidy::nosync::explainContext(now, f->name, at,
                                                                   clang::tidy::nosync::oneOffWhy(f->local)) +
                                   (textSites.contains(at)
-                                       ? " (decided with callers read from the text of the project's other sources)"
+                                       ? " (decided with callers read from the project's source text)"
                                        : " (decided with the callers in every file of this run)");
       note->Message = (kContextNotePrefix + why + facts).str();
       kept.push_back(std::move(e));

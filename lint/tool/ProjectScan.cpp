@@ -95,18 +95,32 @@ bool buildsDeviceAtRunTime(llvm::StringRef text) {
   return false;
 }
 
-// `int main(`, `int main (void)`, `auto main() -> int`, in a source with its
-// comments blanked.
-bool codeDefinesMain(llvm::StringRef text) {
-  for (size_t at = text.find("main"); at != llvm::StringRef::npos; at = text.find("main", at + 1)) {
-    size_t end = at + 4;
+// Whether `name` stands somewhere as a whole identifier followed by `(` with
+// a text before it that `visit` accepts.
+template <typename Visit>
+bool anyCallOfName(llvm::StringRef text, llvm::StringRef name, Visit visit) {
+  for (size_t at = text.find(name); at != llvm::StringRef::npos; at = text.find(name, at + 1)) {
+    size_t end = at + name.size();
     if ((at > 0 && (isIdentChar(text[at - 1]) || text[at - 1] == ':' || text[at - 1] == '.')) ||
         (end < text.size() && isIdentChar(text[end])))
       continue;
-    if (!text.drop_front(end).ltrim().starts_with("(")) continue;
-    llvm::StringRef before = text.take_front(at).rtrim();
-    if (before.ends_with("int") || before.ends_with("auto")) return true;
+    if (text.drop_front(end).ltrim().starts_with("(") && visit(text.take_front(at).rtrim())) return true;
   }
+  return false;
+}
+
+// A program's entry point, in a source with its comments blanked:
+// `int main(`, `auto main() -> int`, `int WINAPI WinMain(`, `int wmain(`, or
+// a GUI framework's macro that defines main() (`wxIMPLEMENT_APP(App)`).
+bool codeDefinesMain(llvm::StringRef text) {
+  auto returnsInt = [](llvm::StringRef before) {
+    return before.ends_with("int") || before.ends_with("auto") || before.ends_with("WINAPI") ||
+           before.ends_with("APIENTRY") || before.ends_with("CALLBACK");
+  };
+  for (llvm::StringRef entry : {"main", "wmain", "_tmain", "WinMain", "wWinMain"})
+    if (anyCallOfName(text, entry, returnsInt)) return true;
+  for (llvm::StringRef macro : {"wxIMPLEMENT_APP", "IMPLEMENT_APP", "wxIMPLEMENT_APP_CONSOLE", "IMPLEMENT_APP_CONSOLE"})
+    if (anyCallOfName(text, macro, [](llvm::StringRef) { return true; })) return true;
   return false;
 }
 

@@ -190,7 +190,8 @@ std::optional<ResultCache::Entry> ResultCache::lookup(const LintJob& job, const 
   const llvm::json::Array* calls = entry ? entry->getArray("calls") : nullptr;
   std::optional<bool> namesCuda = entry ? entry->getBoolean("names_cuda") : std::nullopt;
   std::optional<bool> hasMain = entry ? entry->getBoolean("has_main") : std::nullopt;
-  if (!deps || !diags || !calls || !namesCuda || !hasMain) return std::nullopt;  // damaged, or from an older nosync-lint
+  std::optional<bool> trains = entry ? entry->getBoolean("trains") : std::nullopt;
+  if (!deps || !diags || !calls || !namesCuda || !hasMain || !trains) return std::nullopt;  // damaged, or from an older nosync-lint
   for (const llvm::json::Value& d : *deps) {
     const llvm::json::Object* dep = d.getAsObject();
     auto file = dep ? dep->getString("file") : std::nullopt;
@@ -200,7 +201,7 @@ std::optional<ResultCache::Entry> ResultCache::lookup(const LintJob& job, const 
   auto errors = parseErrors(*diags);
   auto edges = parseCalls(*calls);
   if (!errors || !edges) return std::nullopt;
-  return Entry{std::move(*errors), std::move(*edges), *namesCuda, *hasMain};
+  return Entry{std::move(*errors), std::move(*edges), *namesCuda, *hasMain, *trains};
 }
 
 TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverrides& overrides) {
@@ -246,7 +247,8 @@ TuResult ResultCache::lintAndStore(const LintJob& job, const CommandLineOverride
                            {"diagnostics", serializeErrors(job.file, result.errors)},
                            {"calls", serializeCalls(result.calls)},
                            {"names_cuda", result.namesCuda},
-                           {"has_main", result.hasMain}};
+                           {"has_main", result.hasMain},
+                           {"trains", result.trains}};
   // Write then rename, so that a concurrent run never reads half an entry.
   std::string finalPath = entryPath(key);
   std::string tmpPath = finalPath + ".tmp" + std::to_string(llvm::sys::Process::getProcessId());

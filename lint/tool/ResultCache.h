@@ -36,6 +36,7 @@ class ResultCache {
     std::vector<ExportedCall> calls;
     bool namesCuda = true;
     bool hasMain = false;
+    bool trains = false;
   };
   // The cached diagnostics and call graph for this job, or nullopt on a miss.
   std::optional<Entry> lookup(const LintJob& job, const CommandLineOverrides& overrides);

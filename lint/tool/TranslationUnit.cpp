@@ -94,6 +94,7 @@ struct UnitSummary {
   std::vector<ExportedCall> calls;
   bool namesCuda = true;
   bool hasMain = false;
+  bool trains = false;
 };
 
 // Records what the project-wide context needs of the unit: its call graph,
@@ -103,7 +104,7 @@ class CallGraphExport : public clang::ASTConsumer {
   explicit CallGraphExport(UnitSummary& out) : out_(out) {}
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
 #ifdef NOSYNC_HAVE_CHECKS
-    out_.calls = clang::tidy::nosync::exportCallEdges(ctx);
+    out_.calls = clang::tidy::nosync::exportCallEdges(ctx, &out_.trains);
     out_.namesCuda = clang::tidy::nosync::namesCudaDevice(ctx);
     out_.hasMain = clang::tidy::nosync::definesMain(ctx);
 #else
@@ -258,6 +259,7 @@ TuResult lintTranslationUnit(const std::string& absFile, const clang::tooling::C
   r.calls = std::move(summary.calls);
   r.namesCuda = summary.namesCuda;
   r.hasMain = summary.hasMain;
+  r.trains = summary.trains;
   if (preamble.used) {
     moveOutOfPreamble(r.errors, preamble.used->header, absFile);
     r.preamble = preamble.used->builtNow ? TuResult::Preamble::Built : TuResult::Preamble::Reused;

@@ -36,6 +36,10 @@ struct TuResult {
   // main() and no unit of which names CUDA is a CPU program.
   bool namesCuda = true;
   bool hasMain = false;
+  // Whether something in it trains (backward(), an optimizer step): a loop
+  // that does not, called once in a run where something does, is an
+  // evaluation pass.
+  bool trains = false;
   bool fromCache = false;
   double seconds = 0;
   // How the leading include block was parsed: from a preamble (built in this

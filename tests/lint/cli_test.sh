@@ -149,6 +149,24 @@ if [[ -n "$TORCH_INC" ]]; then
   cp "$PC/train.cpp" "$tmp/proj_qmake/app/train.cpp"
   expect context-text-qmake 1 "helpers.cpp:15:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
     "$LINT" --no-cache --min-severity=note "$tmp/proj_qmake/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
+  # A main() whose parse lost its call of run_test (the declaration names a
+  # type of a header that is not installed): the file's text still shows the
+  # call, once after training, so run_test's loop is an evaluation pass.
+  expect context-errors-alone 1 "errors_test.cpp:17:[0-9]+: warning: 'item\(\)' inside a loop" -- \
+    "$LINT" --no-cache "$PC/errors_test.cpp" -- -std=c++17 "${inc[@]}"
+  expect context-errors-text-calls 3 "errors_test.cpp:17:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
+    "$LINT" --no-cache --min-severity=note "$PC/errors_test.cpp" "$PC/errors_main.cpp" -- -std=c++17 "${inc[@]}"
+  # CUDA named only in code that does not parse is CUDA: no CPU program.
+  expect context-errors-cuda-text 3 "errors_cuda.cpp:9:[0-9]+: warning: 'masked_select\(\)' inside a loop" -- \
+    "$LINT" --no-cache "$PC/errors_cuda.cpp" -- -std=c++17 "${inc[@]}"
+  # A GUI program's main() comes from a framework macro (wxIMPLEMENT_APP):
+  # a project with that and no CUDA is a CPU program.
+  mkdir -p "$tmp/proj_wx/src"
+  echo 'project(p CXX)' >"$tmp/proj_wx/CMakeLists.txt"
+  cp "$PC/helpers.cpp" "$tmp/proj_wx/src/helpers.cpp"
+  printf '#include <wx/wx.h>\nclass App : public wxApp {};\nwxIMPLEMENT_APP(App);\n' >"$tmp/proj_wx/src/app.cpp"
+  expect context-project-scan-wx-entry 0 "helpers.cpp:15:[0-9]+: remark: 'item\(\)' in a program that never uses CUDA" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_wx/src/helpers.cpp" -- -std=c++17 "${inc[@]}"
   # Text callers: a loop of two turns with literal bounds is straight-line code
   # (the text reads it like the AST's isTinyLoop); one of a hundred is a loop.
   for turns in 2 100; do

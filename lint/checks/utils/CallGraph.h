@@ -142,13 +142,14 @@ struct LocalContext {
   bool StaticInit = false;       // in the initializer of a static or global variable
   bool CapturesGraph = false;    // its function captures a CUDA graph (once per graph, however it is called)
   bool InEvalLoop = false;       // that loop does not train, in a unit where something trains
+  bool InPassLoop = false;       // that loop does not train (nosync-lint adds: in a run where something trains)
 };
 
 /// The facts as 0/1 characters, for nosync-lint's project-wide pass.
 inline std::string encodeLocal(const LocalContext &L) {
   std::string S;
   for (bool B : {L.InTest, L.Throttled, L.OneOffName, L.InLoop, L.AfterTraining, L.InMain, L.InDriver,
-                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph, L.InEvalLoop})
+                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph, L.InEvalLoop, L.InPassLoop})
     S.push_back(B ? '1' : '0');
   return S;
 }
@@ -156,7 +157,7 @@ inline std::string encodeLocal(const LocalContext &L) {
 inline bool decodeLocal(const std::string &S, LocalContext &L) {
   bool *Fields[] = {&L.InTest,   &L.Throttled,   &L.OneOffName,     &L.InLoop,     &L.AfterTraining, &L.InMain,
                     &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit, &L.CapturesGraph,
-                    &L.InEvalLoop};
+                    &L.InEvalLoop, &L.InPassLoop};
   if (S.size() != std::size(Fields) || S.find_first_not_of("01") != std::string::npos)
     return false;
   for (size_t I = 0; I < std::size(Fields); ++I)

@@ -161,8 +161,13 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
         if (Depth == 0)
           break;
       }
-      if (Depth == 0 && Q > 0 && isIdent(Tokens[Q - 1]))
+      if (Depth == 0 && Q > 0 && isIdent(Tokens[Q - 1])) {
         Call.ReceiverCall = Tokens[Q - 1].Text.str();
+        llvm::SmallVector<StringRef, 8> Args;
+        for (size_t A = Q + 1; A + 2 < Name; ++A)
+          Args.push_back(Tokens[A].Text);
+        Call.ReceiverArgs = llvm::join(Args, " ");
+      }
     }
     for (size_t Q = I; !Call.Member && Q >= 2 && Tokens[Q - 1].Kind == tok::coloncolon && isIdent(Tokens[Q - 2]);
          Q -= 2)
@@ -390,9 +395,22 @@ std::optional<RuleId> directionOfTo(StringRef Args) {
   return std::nullopt;
 }
 
+// `torch::randint(0, n, {1}).item<int64_t>()`: a factory's result whose
+// arguments name no device or options is a host tensor, and reading it
+// syncs nothing (a random crop's offset in a dataset transform).
+bool readsHostFactory(const TextCall &Call) {
+  if (!inGroup(OpGroup::ConstantFactory, Call.ReceiverCall) && !inGroup(OpGroup::RandomFactory, Call.ReceiverCall))
+    return false;
+  std::string Lower = StringRef(Call.ReceiverArgs).lower();
+  return !llvm::any_of(std::initializer_list<StringRef>{"dev", "cuda", "gpu", "opt"},
+                       [&](StringRef W) { return StringRef(Lower).contains(W); });
+}
+
 }  // namespace
 
 std::optional<TextOp> opOfTextCall(const TextCall &Call) {
+  if (Call.Member && readsHostFactory(Call) && Call.Name != "cuda" && Call.Name != "to")
+    return std::nullopt;
   for (const OpEntry &E : ::nosync::rules::kOps) {
     if (E.form == OpForm::Call) {
       bool Named = Call.Member ? ::nosync::rules::has_word(E.methods, Call.Name) : namesFunction(E.functions, Call);

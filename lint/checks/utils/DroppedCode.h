@@ -29,6 +29,8 @@ struct TextCall {
   /// For a member call on a call's result, that call's name: `ones_like` in
   /// `torch::ones_like(x).to(device)`; empty otherwise.
   std::string ReceiverCall;
+  /// That call's arguments as spelled, tokens joined by single spaces.
+  std::string ReceiverArgs;
   /// `torch::cuda` in `torch::cuda::synchronize()`; empty when unqualified.
   std::string Qualifier;
   /// The arguments as spelled, tokens joined by single spaces.

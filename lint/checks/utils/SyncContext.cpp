@@ -377,13 +377,39 @@ bool isOneIterationTest(const BinaryOperator *B) {
   });
 }
 
+// `ae % 5` inside `for (int ae = 0; ae < 5; ae++)`: the counter of the loop
+// around it never reaches the divisor, so a test of the remainder picks one
+// iteration of every run of that loop, not one in N runs of the loop outside.
+bool countsWithinOneCycle(const BinaryOperator *Rem) {
+  const auto *Ref = dyn_cast<DeclRefExpr>(Rem->getLHS()->IgnoreParenImpCasts());
+  const auto *V = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  if (!V || !V->isLocalVarDecl() || !V->getInit())
+    return false;
+  ASTContext &Ctx = V->getASTContext();
+  DynTypedNodeList Decl = Ctx.getParents(*V);
+  const auto *DS = Decl.empty() ? nullptr : Decl[0].get<DeclStmt>();
+  DynTypedNodeList Loop = DS ? Ctx.getParents(*DS) : DynTypedNodeList(DynTypedNode());
+  const auto *For = DS && !Loop.empty() ? Loop[0].get<ForStmt>() : nullptr;
+  const auto *Cond = For && For->getInit() == DS ? dyn_cast_or_null<BinaryOperator>(For->getCond()) : nullptr;
+  if (!Cond || Cond->getOpcode() != BO_LT)
+    return false;
+  const auto *Counter = dyn_cast<DeclRefExpr>(Cond->getLHS()->IgnoreParenImpCasts());
+  Expr::EvalResult Start, Bound, Divisor;
+  return Counter && Counter->getDecl() == V && !V->getInit()->isValueDependent() &&
+         V->getInit()->EvaluateAsInt(Start, Ctx) && Start.Val.getInt() == 0 &&
+         !Cond->getRHS()->isValueDependent() && Cond->getRHS()->EvaluateAsInt(Bound, Ctx) &&
+         !Rem->getRHS()->isValueDependent() && Rem->getRHS()->EvaluateAsInt(Divisor, Ctx) &&
+         Bound.Val.getInt().sle(Divisor.Val.getInt());
+}
+
 // A condition whose branch runs on few iterations: a remainder
 // (`step % N == 0`), one iteration picked by equality (`epoch == 0`), or a
 // predicate of the unit that tests either.
 bool containsThrottleTest(const Stmt *S, int Depth) {
   if (!S)
     return false;
-  if (const auto *B = dyn_cast<BinaryOperator>(S); B && (B->getOpcode() == BO_Rem || isOneIterationTest(B)))
+  if (const auto *B = dyn_cast<BinaryOperator>(S);
+      B && ((B->getOpcode() == BO_Rem && !countsWithinOneCycle(B)) || isOneIterationTest(B)))
     return true;
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S); Op && Op->getOperator() == OO_Percent)
     return true;
@@ -605,10 +631,50 @@ bool trainsThroughCalls(const Stmt *S, int Depth) {
   return llvm::any_of(S->children(), [&](const Stmt *C) { return trainsThroughCalls(C, Depth); });
 }
 
-// A loop that runs until input ends or forever: `while (std::getline(std::cin,
-// line))`, `while (std::cin >> x)`, `while (true)`, `for (;;)`. Each of its
-// iterations answers a request (a REPL, a server, a frame source); it is the
-// program's hot loop however the rest of the program trains.
+// The global or member flag a condition reads, through `!` and an atomic's
+// load() / conversion: `running`, `!app.stop_requested`, `chobits::running`.
+const ValueDecl *stopFlagOf(const Expr *Cond) {
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *Not = dyn_cast<UnaryOperator>(Cond); Not && Not->getOpcode() == UO_LNot)
+    Cond = Not->getSubExpr()->IgnoreParenImpCasts();
+  if (const auto *Load = dyn_cast<CXXMemberCallExpr>(Cond); Load && Load->getNumArgs() == 0)
+    Cond = Load->getImplicitObjectArgument()->IgnoreParenImpCasts();
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(Cond))
+    if (const auto *V = dyn_cast<VarDecl>(Ref->getDecl()); V && V->hasGlobalStorage())
+      return V;
+  if (const auto *M = dyn_cast<MemberExpr>(Cond))
+    return dyn_cast<FieldDecl>(M->getMemberDecl());
+  return nullptr;
+}
+
+// Whether `S` assigns `Flag` (`=`, or an atomic's store()).
+bool writes(const Stmt *S, const ValueDecl *Flag) {
+  if (!S)
+    return false;
+  auto Names = [Flag](const Expr *E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
+      return Ref->getDecl() == Flag;
+    const auto *M = dyn_cast<MemberExpr>(E);
+    return M && M->getMemberDecl() == Flag;
+  };
+  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp() && Names(B->getLHS()))
+    return true;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S); Op && Op->isAssignmentOp() && Names(Op->getArg(0)))
+    return true;
+  if (const auto *Call = dyn_cast<CXXMemberCallExpr>(S); Call && Names(Call->getImplicitObjectArgument()) &&
+                                                         Call->getMethodDecl()->getDeclName().isIdentifier() &&
+                                                         Call->getMethodDecl()->getName() == "store")
+    return true;
+  return llvm::any_of(S->children(), [Flag](const Stmt *C) { return writes(C, Flag); });
+}
+
+// A loop that runs until input ends, until it is told to stop, or forever:
+// `while (std::getline(std::cin, line))`, `while (std::cin >> x)`,
+// `while (true)`, `for (;;)`, `while (running)` on a flag that another thread
+// or a signal clears (the loop never writes it). Each of its iterations
+// answers a request (a REPL, a server, a frame source); it is the program's
+// hot loop however the rest of the program trains.
 bool servesRequests(const Stmt *Loop) {
   const Expr *Cond = nullptr;
   if (const auto *W = dyn_cast<WhileStmt>(Loop))
@@ -626,6 +692,8 @@ bool servesRequests(const Stmt *Loop) {
     return B->getValue();
   if (const auto *I = dyn_cast<IntegerLiteral>(Cond))
     return I->getValue() != 0;
+  if (const ValueDecl *Flag = stopFlagOf(Cond); Flag && isa<WhileStmt>(Loop))
+    return !writes(cast<WhileStmt>(Loop)->getBody(), Flag);
   auto ReadsInput = [](const Stmt *S, auto &Self) -> bool {
     if (!S)
       return false;
@@ -791,10 +859,12 @@ std::string siteText(SourceLocation Loc, const SourceManager &SM) {
   return (llvm::sys::path::filename(P.getFilename()) + ":" + llvm::Twine(P.getLine())).str();
 }
 
-std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx) {
+std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx, bool *UnitTrains) {
   CallGraphBuilder Builder(Ctx);
   Builder.TraverseDecl(Ctx.getTranslationUnitDecl());
   Builder.finish();
+  if (UnitTrains)
+    *UnitTrains = Builder.unitTrains();
   std::vector<CallEdge<std::string, std::string>> Out;
   for (size_t I = 0; I < Builder.edges().size(); ++I) {
     const Edge &E = Builder.edges()[I];
@@ -863,10 +933,32 @@ void SyncContextAnalyzer::buildCallGraph(ASTContext &Ctx) {
   BuiltFor = &Ctx;
 }
 
+// Whether an identifier or string literal of the main file's own tokens (not
+// its comments) says CUDA: `CUDA(at::kFloat)`, `x.cuda()`, `"cuda:0"`.
+bool tokensNameCuda(ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  FileID Main = SM.getMainFileID();
+  llvm::StringRef Buffer = SM.getBufferData(Main);
+  Lexer Raw(SM.getLocForStartOfFile(Main), Ctx.getLangOpts(), Buffer.begin(), Buffer.begin(), Buffer.end());
+  Token T;
+  bool End = false;
+  while (!End) {
+    End = Raw.LexFromRawLexer(T);
+    llvm::StringRef Text = T.is(tok::raw_identifier)           ? T.getRawIdentifier()
+                           : tok::isStringLiteral(T.getKind()) ? llvm::StringRef(T.getLiteralData(), T.getLength())
+                                                               : llvm::StringRef();
+    if (Text.contains_insensitive("cuda"))
+      return true;
+  }
+  return false;
+}
+
 bool namesCudaDevice(ASTContext &Ctx) {
   CudaMentionFinder Finder(Ctx);
   Finder.TraverseDecl(Ctx.getTranslationUnitDecl());
-  return Finder.MentionsCuda;
+  // A unit that did not parse may name CUDA in what did not (a call of an
+  // API that is not declared, a statement the parser dropped): its text says.
+  return Finder.MentionsCuda || (Ctx.getDiagnostics().hasErrorOccurred() && tokensNameCuda(Ctx));
 }
 
 bool definesMain(ASTContext &Ctx) {
@@ -946,7 +1038,8 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   bool FnCalledOnce = Fn && isCalledOnce(Fn, Ctx);
   L.AfterTraining = InLoop && OutermostLoop && (L.InMain || L.InDriver || FnCalledOnce) &&
                     followsTrainingLoop(OutermostLoop, Ctx);
-  L.InEvalLoop = InLoop && OutermostLoop && unitTrains(Ctx) && isPassLoop(OutermostLoop, Ctx);
+  L.InPassLoop = InLoop && OutermostLoop && isPassLoop(OutermostLoop, Ctx);
+  L.InEvalLoop = L.InPassLoop && unitTrains(Ctx);
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };

@@ -110,8 +110,10 @@ private:
 std::string siteText(SourceLocation Loc, const SourceManager &SM);
 
 /// Every call in user code of the TU, keyed by functionKey and placed by
-/// siteText: what nosync-lint joins across translation units.
-std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx);
+/// siteText: what nosync-lint joins across translation units. With
+/// `UnitTrains`, also whether something in the unit trains (backward(),
+/// an optimizer step).
+std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx, bool *UnitTrains = nullptr);
 
 /// Whether the unit's user code names a CUDA device anywhere: kCUDA, a
 /// "cuda" string, .cuda(), a CUDA API, or a Device chosen from a string at

@@ -19,6 +19,7 @@ enum class OpForm {
   NoOutputSize,     // only with tensor repeats and no output_size (repeat_interleave)
   DefaultRange,     // only when min == max, the default (histc)
   BoolMaskIndex,    // only with a boolean mask among the indices
+  TensorSubscript,  // x[t]: operator[] with a tensor subscript
   StreamInsertion,  // operator<< of a tensor into a stream
   Copy,             // a copy: the rule follows its direction; Rule is the fallback
   ElementRead,      // one element read through a host copy of a tensor

@@ -53,10 +53,21 @@ void train(torch::nn::Linear& model, torch::optim::SGD& optimizer, const torch::
     auto picked = out.index({mask});
     // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
     auto picked2 = out[torch::isnan(out)];
-    // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
+    // CHECK-MESSAGES: :[[@LINE-1]]:24: warning: a tensor subscript inside a loop: {{.*}} [nosync-hidden-sync]
+    // Tensor::operator[](Tensor) reads its subscript with item(): a device
+    // index syncs once per subscript; a host one does not.
+    auto best = r.argmax();
+    out[best][best] = 0;
+    // CHECK-MESSAGES: :[[@LINE-1]]:9: warning: a tensor subscript inside a loop: {{.*}} [nosync-hidden-sync]
+    // CHECK-MESSAGES: :[[@LINE-2]]:15: warning: a tensor subscript inside a loop: {{.*}} [nosync-hidden-sync]
+    // CHECK-MESSAGES: :[[@LINE-3]]:15: note: a tensor subscript is read on the host with item(){{.*}}
+    auto host_row = out[torch::tensor(2)];
+    auto gathered_row = out.index({best});
     auto inv = torch::linalg_inv(out.matmul(out.t()));
     // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'linalg_inv()' inside a loop: {{.*}} [nosync-hidden-sync]
     // CHECK-MESSAGES: :[[@LINE-2]]:16: note: use the _ex variant{{.*}}
+    auto inv_method = out.matmul(out.t()).inverse();
+    // CHECK-MESSAGES: :[[@LINE-1]]:43: warning: 'inverse()' inside a loop: {{.*}} [nosync-hidden-sync]
     std::cout << loss << "\n";
     // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: printing a tensor inside a loop: {{.*}} [nosync-hidden-sync]
     bool same = out.equal(x);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <map>
 #include <string>
 
@@ -119,6 +120,15 @@ void train(torch::nn::Linear& model, const torch::Tensor& x) {
       float refined = refine(x);
       (void)refined;
     }
+    // `k % 5 == 0` in a loop of five turns is true on one turn of every
+    // step: once per step, no throttle.
+    for (int k = 0; k < 5; ++k) {
+      if (k % 5 == 0) {
+        float first = loss.item<float>();
+        // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: 'item()' inside a loop: {{.*}} [nosync-item]
+        (void)first;
+      }
+    }
     // Two turns of constant bounds are no loop of their own, but the step
     // loop around them is.
     for (int head = 0; head < 2; ++head) {
@@ -151,6 +161,18 @@ void evaluate(torch::nn::Linear& model, const torch::Tensor& x) {
     float s = model->forward(x).sum().item<float>();
     // CHECK-MESSAGES: :[[@LINE-1]]:39: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
     s += sample_score(x);
+    (void)s;
+  }
+}
+
+// Also called once after train(), but its loop runs until another thread
+// clears the flag (it never writes it): a serving loop, hot however the rest
+// of the program trains.
+std::atomic<bool> serving{true};
+void serve(torch::nn::Linear& model, const torch::Tensor& x) {
+  while (serving) {
+    float s = model->forward(x).sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:39: warning: 'item()' inside a loop: {{.*}} [nosync-item]
     (void)s;
   }
 }
@@ -204,6 +226,7 @@ int main(int argc, char** argv) {
   (void)config;
   train(model, x);
   evaluate(model, x);
+  serve(model, x);
   for (int i = 0; i < 2; ++i)
     describe(x);
   ::testing::InitGoogleTest(&argc, argv);

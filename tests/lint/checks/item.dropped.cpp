@@ -45,6 +45,13 @@ void train(torch::nn::Linear& model, torch::optim::SGD& optimizer) {
 #if 0
   for (auto& batch : *loader) std::cout << batch.data.sum().item<float>();
 #endif
+  // A host factory's result read in the dropped text (a random crop in a
+  // transform): no device, nothing to wait for. With a device it is a read.
+  for (auto& batch : *loader) {
+    int64_t offset = torch::randint(0, batch.data.size(0), {1}).item<int64_t>();
+    float first = torch::zeros({1}, batch.data.options()).item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:59: warning: 'item()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-item]
+  }
   // Not an op of this rule, and a user's own function named like one.
   for (auto& batch : *loader) {
     auto n = batch.data.numel();

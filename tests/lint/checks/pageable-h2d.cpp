@@ -68,6 +68,10 @@ void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& 
     auto back = on_gpu.to(torch::kCPU);
     auto again = on_gpu.to(device);
     model->to(device);
+    // A tensor of no elements moves no bytes.
+    auto reset = torch::tensor({}).to(device);
+    auto one = torch::tensor({1.0}).to(device);
+    // CHECK-MESSAGES: :[[@LINE-1]]:37: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
     auto out = model->forward(x) + ones + noise + y.to(torch::kFloat) + idx.to(torch::kFloat) + z + fast;
     // A *_like factory is made where its argument is: a model output's twin
     // is already on the device; a host tensor's twin is uploaded.
