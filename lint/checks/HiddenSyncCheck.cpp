@@ -36,8 +36,9 @@ bool namesBoolDtype(const Stmt *S, int Depth = 0) {
   return llvm::any_of(S->children(), [Depth](const Stmt *C) { return namesBoolDtype(C, Depth); });
 }
 
-// A tensor whose name says it is a mask (`mask`, `valid_mask`, `keepMask`):
-// not an index (`mask_idx`) or a count (`num_mask`).
+// A tensor whose name says it is a mask (`mask`, `valid_mask`, `keepMask`,
+// `visibility_filter`, `point_valid_flags`): not an index (`mask_idx`) or a
+// count (`num_mask`).
 bool namedLikeMask(const NamedDecl *D) {
   if (!D->getDeclName().isIdentifier())
     return false;
@@ -45,7 +46,8 @@ bool namedLikeMask(const NamedDecl *D) {
   auto Has = [&](std::initializer_list<const char *> Any) {
     return llvm::any_of(Words, [&](const std::string &W) { return llvm::is_contained(Any, W); });
   };
-  return Has({"mask", "masks"}) && !Has({"idx", "index", "indices", "ids", "id", "num", "count", "sum", "ratio"});
+  return Has({"mask", "masks", "filter", "flags", "valid", "visible", "keep"}) &&
+         !Has({"idx", "index", "indices", "inds", "ids", "id", "num", "count", "sum", "ratio"});
 }
 
 // A boolean tensor built from a comparison or a predicate: x > 0, x.eq(y),
@@ -73,7 +75,8 @@ bool isBoolMaskExpr(const Expr *E, int Depth) {
     const FunctionDecl *F = Call->getDirectCallee();
     if (!F || !F->getDeclName().isIdentifier())
       return false;
-    if (tensorMethodName(Call) == "to")
+    // x.to(torch::kBool), torch::full({n}, false, opts.dtype(torch::kBool)).
+    if (tensorMethodName(Call) == "to" || inGroup(OpGroup::ConstantFactory, F->getName()))
       return llvm::any_of(Call->arguments(), [](const Expr *A) { return namesBoolDtype(A); });
     return inGroup(OpGroup::MaskPredicate, F->getName());
   }

@@ -692,15 +692,24 @@ bool everyLoopAround(const Stmt *S, ASTContext &Ctx, llvm::function_ref<bool(con
   }
 }
 
-// Whether every loop around `Use` also holds `V`'s declaration: then each
-// time `Use` runs, `V` was initialized on the way there.
-bool loopsAlsoHoldDecl(const Expr *Use, const VarDecl *V, ASTContext &Ctx) {
+// Whether each time `Use` runs, `V` holds what it held on the way in: every
+// loop around `Use` also holds `V`'s declaration (it is initialized again
+// each turn) or none of `Assignments` (a staging tensor filled row by row in
+// a loop, then moved to the device after it).
+bool loopsKeepValue(const Expr *Use, const VarDecl *V, llvm::ArrayRef<const CallExpr *> Assignments,
+                    ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
   return everyLoopAround(Use, Ctx, [&](const Stmt *Loop) {
     // A for statement's init runs once, not each iteration: only its body counts.
     const Stmt *Repeated = isa<ForStmt>(Loop) ? cast<ForStmt>(Loop)->getBody() : Loop;
-    return Repeated && SM.isBeforeInTranslationUnit(Repeated->getBeginLoc(), V->getLocation()) &&
-           SM.isBeforeInTranslationUnit(V->getLocation(), Repeated->getEndLoc());
+    if (!Repeated)
+      return false;
+    auto Inside = [&](SourceLocation L) {
+      return SM.isBeforeInTranslationUnit(Repeated->getBeginLoc(), L) &&
+             SM.isBeforeInTranslationUnit(L, Repeated->getEndLoc());
+    };
+    return Inside(V->getLocation()) ||
+           llvm::none_of(Assignments, [&](const CallExpr *A) { return Inside(A->getBeginLoc()); });
   });
 }
 
@@ -719,7 +728,7 @@ bool readBeforeReassignment(const DeclRefExpr *Use, const VarDecl *V, ASTContext
     if (!Holds && !SM.isBeforeInTranslationUnit(Use->getBeginLoc(), A->getBeginLoc()))
       return false;
   }
-  return loopsAlsoHoldDecl(Use, V, Ctx);
+  return loopsKeepValue(Use, V, reassignments(V, *Fn, Ctx), Ctx);
 }
 
 // Whether every loop around `Inner` also holds `Outer` (both in one function).

@@ -484,14 +484,16 @@ bool isOneOffFunction(const FunctionDecl *F) {
 bool isOneOffName(llvm::StringRef Name) {
   static const llvm::StringSet<> OneOffWords = {
       "init", "initialize", "initialise", "setup", "teardown", "export", "save", "checkpoint",
-      "serialize", "finalize", "cleanup", "shutdown", "summary", "dump", "onnx", "trace", "pretrained", "restore"};
+      "serialize", "finalize", "cleanup", "shutdown", "summary", "dump", "onnx", "trace", "pretrained", "restore",
+      "warmup"};
   llvm::SmallVector<std::string, 4> Words = identifierWords(Name);
   for (size_t I = 0; I < Words.size(); ++I) {
     if (OneOffWords.contains(Words[I]))
       return true;
-    // SetUp / set_up / TearDown / tear_down
+    // SetUp / set_up / TearDown / tear_down / WarmUp
     if (I + 1 < Words.size() && ((Words[I] == "set" && Words[I + 1] == "up") ||
-                                 (Words[I] == "tear" && Words[I + 1] == "down")))
+                                 (Words[I] == "tear" && Words[I + 1] == "down") ||
+                                 (Words[I] == "warm" && Words[I + 1] == "up")))
       return true;
   }
   return false;

@@ -11,10 +11,12 @@ double clip_grad_norm_(std::vector<torch::Tensor>& params, double max_norm) { re
 
 }  // namespace
 
-// Masks made elsewhere: a tensor used as an index and named like a mask is
-// one; a bool dtype says so too. An index named for indices is a gather.
+// Masks made elsewhere: a tensor used as an index and named like a mask (or
+// a filter, valid flags) is one; a bool dtype says so too, also a factory's.
+// An index named for indices is a gather.
 void select_valid(torch::Tensor& accum, const torch::Tensor& grads, const torch::Tensor& valid_mask,
-                  const torch::Tensor& mask_idx, const torch::TensorOptions& opts) {
+                  const torch::Tensor& mask_idx, const torch::Tensor& visibility_filter,
+                  const torch::TensorOptions& opts) {
   auto BoolType = opts.dtype(torch::kBool);
   for (int step = 0; step < 100; ++step) {
     auto kept = grads.index({valid_mask});
@@ -25,6 +27,11 @@ void select_valid(torch::Tensor& accum, const torch::Tensor& grads, const torch:
     // CHECK-MESSAGES: :[[@LINE-2]]:36: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
     auto gathered = grads.index({mask_idx});
     (void)gathered;
+    auto filtered = grads.index({visibility_filter});
+    // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
+    auto valid_flags = torch::full({grads.size(0)}, false, opts.dtype(torch::kBool));
+    auto flagged = grads.index({valid_flags});
+    // CHECK-MESSAGES: :[[@LINE-1]]:26: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
   }
 }
 

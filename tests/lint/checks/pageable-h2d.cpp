@@ -152,6 +152,19 @@ void decode_tokens(const std::vector<int64_t>& ids, torch::Device device) {
   }
 }
 
+// A host staging tensor filled row by row, then moved to the device after
+// the loop: the rows are host-to-host copies (the loop never sees the
+// reassignment); the move is the upload.
+torch::Tensor stack_rows(std::vector<std::vector<float>>& rows, torch::Device device) {
+  auto options = torch::TensorOptions().dtype(torch::kFloat);
+  torch::Tensor stacked = torch::empty({static_cast<int64_t>(rows.size()), 3}, options);
+  for (size_t i = 0; i < rows.size(); ++i)
+    stacked[i] = torch::from_blob(rows[i].data(), {3}, options).clone();
+  stacked = stacked.to(device);
+  // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: 'to()' to the GPU without non_blocking: {{.*}} [nosync-pageable-h2d]
+  return stacked;
+}
+
 // A module's own to(Device), moving its plain tensors with its parameters:
 // setup, like the model->to(device) it stands for, whoever calls it.
 struct PolicyImpl : torch::nn::Module {
