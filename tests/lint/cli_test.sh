@@ -197,7 +197,7 @@ if [[ -n "$TORCH_INC" ]]; then
   "$LINT" --no-cache --format=json --min-severity=note "$tmp/proj_text/src/helpers.cpp" -- -std=c++17 "${inc[@]}" \
     >"$tmp/text.json" 2>/dev/null
   json_assert context-text-json "$tmp/text.json" \
-    "any(f['line'] == 10 and 'app/train.cpp:15' in f['context'] and 'read from the text' in f['context'] for f in d)"
+    "any(f['line'] == 10 and 'app/train.cpp:15' in f['context'] and 'source text' in f['context'] for f in d)"
   "$LINT" --no-cache --format=json --min-severity=note "$PC/helpers.cpp" "$PC/train.cpp" -- -std=c++17 "${inc[@]}" \
     >"$tmp/pc.json" 2>/dev/null
   json_assert context-json "$tmp/pc.json" \

@@ -413,6 +413,10 @@ std::optional<TextOp> opOfTextCall(const TextCall &Call) {
     return std::nullopt;
   for (const OpEntry &E : ::nosync::rules::kOps) {
     if (E.form == OpForm::Call) {
+      // `pose.inverse()` is as often Eigen's or Sophus's as a tensor's: read
+      // from text, where the receiver has no type, only the functions count.
+      if (E.op == Op::Linalg && Call.Member)
+        continue;
       bool Named = Call.Member ? ::nosync::rules::has_word(E.methods, Call.Name) : namesFunction(E.functions, Call);
       if (Named)
         return TextOp{&E, E.rule};
