@@ -53,6 +53,29 @@ bool holdsNoElements(const Expr *E) {
   return List && List->getNumInits() == 0;
 }
 
+// `critic.forward(x).to(device)`, `out[0].toTensor().select(0, 0).to(dvc)`:
+// a module's output (or a scripted module's, through its IValue), looked at
+// through the views and indexing taken of it. It is made where the module's
+// weights are, in training and inference code the device it is moved to.
+bool isModelOutput(const Expr *E, int Depth = 0) {
+  E = stripImplicit(E);
+  if (!E || Depth > 8)
+    return false;
+  if (const auto *Member = dyn_cast<CXXMemberCallExpr>(E)) {
+    const CXXMethodDecl *M = Member->getMethodDecl();
+    if (M && M->getDeclName().isIdentifier() &&
+        llvm::is_contained({"forward", "toTensor", "toTuple", "toTensorList"}, M->getName()))
+      return true;
+    return isModelOutput(Member->getImplicitObjectArgument(), Depth + 1);
+  }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E); Op && Op->getOperator() == OO_Subscript)
+    return isModelOutput(Op->getArg(0), Depth + 1);
+  if (const auto *Call = dyn_cast<CallExpr>(E); Call && Call->getNumArgs() >= 1 && Call->getDirectCallee() &&
+                                                Call->getDirectCallee()->getQualifiedNameAsString() == "std::get")
+    return isModelOutput(Call->getArg(0), Depth + 1);
+  return false;
+}
+
 // The factory call a `.to(device)` is made on, if the receiver is one.
 const CallExpr *factoryReceiver(const CXXMemberCallExpr *To) {
   const auto *Call = dyn_cast_or_null<CallExpr>(receiverOf(To));
@@ -181,7 +204,7 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
     return;  // already on the GPU, or nothing to copy: a no-op
   // ones_like(t).to(device): made where `t` is; unless `t` is known to be on
   // the CPU it is, in training code, a model output and the copy a no-op.
-  if (From != DeviceKind::Cpu && isLikeFactory(Source))
+  if (From != DeviceKind::Cpu && (isLikeFactory(Source) || isModelOutput(Source)))
     return;
   // x.to(other.device()) aligns x with a tensor it is combined with, usually
   // already on that device: only a tensor known to be on the CPU is uploaded.

@@ -181,10 +181,13 @@ void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::S
   for (const TextCallEdge& c : calls) {
     llvm::StringRef at = strings.save(c.at);
     textSites.insert(at);
+    // As in the AST (SyncContext.cpp, throttles): a remainder test that picks
+    // the steps the model trains on is the training itself, no throttle.
+    bool throttled = c.throttled && !clang::tidy::nosync::isTrainingUpdateName(c.callee);
     for (llvm::StringRef caller : keysOf(c.caller))
       for (llvm::StringRef callee : keysOf(c.callee))
         if (takes(callee, c.args))
-          edges.push_back(Edge{caller, callee, c.inLoop, c.throttled, c.callerIsTest, c.callerIsMain, at});
+          edges.push_back(Edge{caller, callee, c.inLoop, throttled, c.callerIsTest, c.callerIsMain, at});
   }
 }
 

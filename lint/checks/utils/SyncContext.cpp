@@ -481,6 +481,21 @@ bool isOneOffFunction(const FunctionDecl *F) {
 
 }  // namespace
 
+bool isTrainingUpdateName(llvm::StringRef Name) {
+  static const llvm::StringSet<> Trains = {"train", "learn", "optimize", "optimise", "fit"};
+  static const llvm::StringSet<> UpdatesWhat = {"step", "network", "networks", "net", "model", "policy",
+                                                "agent", "parameters", "params", "weights"};
+  static const llvm::StringSet<> NotTraining = {"target", "eval", "evaluate", "test", "log", "print", "save",
+                                                "lr", "scheduler", "stats", "metrics", "display", "render"};
+  llvm::SmallVector<std::string, 4> Words = identifierWords(Name);
+  if (Words.empty() || llvm::any_of(Words, [](const std::string &W) { return NotTraining.contains(W); }))
+    return false;
+  if (llvm::any_of(Words, [](const std::string &W) { return Trains.contains(W); }))
+    return true;
+  return Words.front() == "update" &&
+         llvm::all_of(llvm::drop_begin(Words), [](const std::string &W) { return UpdatesWhat.contains(W); });
+}
+
 bool isOneOffName(llvm::StringRef Name) {
   static const llvm::StringSet<> OneOffWords = {
       "init", "initialize", "initialise", "setup", "teardown", "export", "save", "checkpoint",
@@ -597,24 +612,11 @@ bool trains(const Stmt *S, int Depth = 0) {
   return llvm::any_of(S->children(), [&](const Stmt *C) { return trains(C, Depth); });
 }
 
-// agent->train_step(batch), sac_->update(), learner.optimize_model():
-// named for a training update. Read only for a user function whose body is
-// in another file, where what it does cannot be seen.
+// agent->train_step(batch), learner.optimize_model(): named for a training
+// update. Read only for a user function whose body is in another file, where
+// what it does cannot be seen.
 bool namedLikeTrainingUpdate(const FunctionDecl *F) {
-  if (!F->getDeclName().isIdentifier())
-    return false;
-  static const llvm::StringSet<> Trains = {"train", "learn", "optimize", "optimise", "fit"};
-  static const llvm::StringSet<> UpdatesWhat = {"step", "network", "networks", "net", "model", "policy",
-                                                "agent", "parameters", "params", "weights"};
-  static const llvm::StringSet<> NotTraining = {"target", "eval", "evaluate", "test", "log", "print", "save",
-                                                "lr", "scheduler", "stats", "metrics", "display", "render"};
-  llvm::SmallVector<std::string, 4> Words = identifierWords(F->getName());
-  if (Words.empty() || llvm::any_of(Words, [](const std::string &W) { return NotTraining.contains(W); }))
-    return false;
-  if (llvm::any_of(Words, [](const std::string &W) { return Trains.contains(W); }))
-    return true;
-  return Words.front() == "update" &&
-         llvm::all_of(llvm::drop_begin(Words), [](const std::string &W) { return UpdatesWhat.contains(W); });
+  return F->getDeclName().isIdentifier() && isTrainingUpdateName(F->getName());
 }
 
 // Like trains(), but also through methods and two calls deep: the update a

@@ -121,6 +121,11 @@ std::vector<CallEdge<std::string, std::string>> exportCallEdges(ASTContext &Ctx,
 /// program (ProjectContext).
 bool namesCudaDevice(ASTContext &Ctx);
 
+/// Whether a function's name says it is a training update: train_step,
+/// learn, optimize_model, update, update_policy (not update_target,
+/// evaluate, log_stats).
+bool isTrainingUpdateName(llvm::StringRef Name);
+
 /// Whether a function's name says it runs once per program or phase: init,
 /// setup, teardown, export, save, checkpoint, restore, ...
 bool isOneOffName(llvm::StringRef Name);

@@ -78,6 +78,9 @@ void train(torch::nn::Linear& model, torch::Device device, const torch::Tensor& 
     auto target = torch::ones_like(out).to(device);
     auto host_twin = torch::zeros_like(host).to(device);
     // CHECK-MESSAGES: :[[@LINE-1]]:46: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
+    // A module's output is made where the module's weights are: moving it
+    // to the device the module was moved to copies nothing.
+    auto logits = model->forward(x).select(0, 0).to(device);
     // A tensor's options carry its device: to(options) of a host tensor is an
     // upload; of a tensor whose place is unknown, an alignment (as to(t.device())).
     auto gpu_options = on_gpu.options();
