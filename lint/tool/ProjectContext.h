@@ -8,6 +8,9 @@
 // (TuResult::namesCuda) is a CPU program: its findings are low, whichever unit
 // holds main(). Library files linted without main() are one too when the
 // project's other sources (ProjectScan.h) show a main() and no CUDA.
+// A unit that parsed with errors adds the calls its parse lost, read from its
+// text; a loop that does not train, in a function called once, is an
+// evaluation pass when any unit of the run trains.
 #pragma once
 
 #include "ProjectScan.h"

@@ -666,10 +666,11 @@ bool writes(const Stmt *S, const ValueDecl *Flag) {
     return true;
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S); Op && Op->isAssignmentOp() && Names(Op->getArg(0)))
     return true;
-  if (const auto *Call = dyn_cast<CXXMemberCallExpr>(S); Call && Names(Call->getImplicitObjectArgument()) &&
-                                                         Call->getMethodDecl()->getDeclName().isIdentifier() &&
-                                                         Call->getMethodDecl()->getName() == "store")
-    return true;
+  if (const auto *Call = dyn_cast<CXXMemberCallExpr>(S)) {
+    const CXXMethodDecl *M = Call->getMethodDecl();
+    if (M && M->getDeclName().isIdentifier() && M->getName() == "store" && Names(Call->getImplicitObjectArgument()))
+      return true;
+  }
   return llvm::any_of(S->children(), [Flag](const Stmt *C) { return writes(C, Flag); });
 }
 
