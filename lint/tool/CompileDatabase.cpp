@@ -67,12 +67,17 @@ clang::tooling::ArgumentsAdjuster atLeastCxx17() {
 // "N warnings generated." for warnings nobody sees.
 // -ferror-limit=0: a file with errors (an unknown type from a missing include)
 // is still matched to its end instead of stopping at clang's 20th error.
+// -fno-spell-checking: with an include missing, typo correction guesses wrong
+// and the guess costs more than the error: `void D::detect(cv::Mat img)` with
+// `img` "corrected" to a torch function becomes a variable of type void with
+// an initialiser, and the whole body of detect() is skipped as junk.
 std::unique_ptr<CompilationDatabase> withResourceDir(std::unique_ptr<CompilationDatabase> db) {
   auto adjusting = std::make_unique<clang::tooling::ArgumentsAdjustingCompilations>(std::move(db));
   adjusting->appendArgumentsAdjuster(headersAreCxx());
   adjusting->appendArgumentsAdjuster(atLeastCxx17());
   adjusting->appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(
-      {"-resource-dir=" NOSYNC_CLANG_RESOURCE_DIR, "-fno-caret-diagnostics", "-ferror-limit=0"},
+      {"-resource-dir=" NOSYNC_CLANG_RESOURCE_DIR, "-fno-caret-diagnostics", "-ferror-limit=0",
+       "-fno-spell-checking"},
       clang::tooling::ArgumentInsertPosition::END));
   return adjusting;
 }

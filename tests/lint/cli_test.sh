@@ -159,6 +159,10 @@ if [[ -n "$TORCH_INC" ]]; then
   # CUDA named only in code that does not parse is CUDA: no CPU program.
   expect context-errors-cuda-text 3 "errors_cuda.cpp:9:[0-9]+: warning: 'masked_select\(\)' inside a loop" -- \
     "$LINT" --no-cache "$PC/errors_cuda.cpp" -- -std=c++17 "${inc[@]}"
+  # A definition whose parameter types come from a header that is not found
+  # keeps its body: no typo correction turns it into a variable.
+  expect context-errors-typo 3 "errors_typo.cpp:18:[0-9]+: warning: 'item\(\)' inside a loop" -- \
+    "$LINT" --no-cache "$PC/errors_typo.cpp" -- -std=c++17 "${inc[@]}"
   # A GUI program's main() comes from a framework macro (wxIMPLEMENT_APP):
   # a project with that and no CUDA is a CPU program.
   mkdir -p "$tmp/proj_wx/src"
