@@ -470,11 +470,28 @@ bool movesModuleToDevice(const FunctionDecl *F) {
   });
 }
 
+// `void LoadArchive(torch::serialize::InputArchive* archive)`, a module's
+// save(OutputArchive&): checkpoint reading and writing, once per run whatever
+// its name; the tensors it reads back (hyperparameters, buffer positions) are
+// what a checkpoint holds.
+bool servesArchive(const FunctionDecl *F) {
+  return llvm::any_of(F->parameters(), [](const ParmVarDecl *P) {
+    QualType T = P->getType().getNonReferenceType();
+    if (T->isPointerType())
+      T = T->getPointeeType();
+    const auto *R = T->getAsCXXRecordDecl();
+    if (!R)
+      return false;
+    std::string Name = R->getQualifiedNameAsString();
+    return Name == "torch::serialize::InputArchive" || Name == "torch::serialize::OutputArchive";
+  });
+}
+
 // Code that runs once per program or per phase: constructors, destructors,
-// a module's own to(Device), and functions whose name says setup, teardown or
-// export.
+// a module's own to(Device), checkpoint archives, and functions whose name
+// says setup, teardown or export.
 bool isOneOffFunction(const FunctionDecl *F) {
-  if (isa<CXXConstructorDecl, CXXDestructorDecl>(F) || movesModuleToDevice(F))
+  if (isa<CXXConstructorDecl, CXXDestructorDecl>(F) || movesModuleToDevice(F) || servesArchive(F))
     return true;
   return F->getDeclName().isIdentifier() && isOneOffName(F->getName());
 }
