@@ -41,6 +41,7 @@ bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx);
 bool isOneOffFunction(const FunctionDecl *F);
 bool isTrainingDriver(const FunctionDecl *F);
 bool isTrainingCall(const Stmt *S);
+bool isDependentTrainingCall(const Stmt *S);
 bool trainsThroughCalls(const Stmt *S, int Depth = 0);
 bool isPassLoop(const Stmt *Loop, ASTContext &Ctx);
 bool isTinyLoop(const Stmt *Loop, ASTContext &Ctx);
@@ -159,6 +160,7 @@ public:
   bool VisitCallExpr(CallExpr *Call) {
     if (!CurrentFn)
       return true;
+    UnitTrains = UnitTrains || isDependentTrainingCall(Call);
     for (const FunctionDecl *Callee : calleesOf(Call)) {
       Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
                        runsOnce(CurrentFn), Call->getBeginLoc()});
@@ -533,8 +535,24 @@ bool isOneOffName(llvm::StringRef Name) {
 
 namespace {
 
+// In a template, `loss.backward()` or `optimizer.zero_grad()` on an object
+// whose type waits for a template parameter (`Trainer<Model>::train`): the
+// compiler leaves the call unresolved, so only its name says it trains (the
+// names textTrains reads in dropped text).
+bool isDependentTrainingCall(const Stmt *S) {
+  const auto *Call = dyn_cast<CallExpr>(S);
+  const auto *Member =
+      Call ? dyn_cast<CXXDependentScopeMemberExpr>(Call->getCallee()->IgnoreParenImpCasts()) : nullptr;
+  if (!Member || !Member->getMember().isIdentifier())
+    return false;
+  llvm::StringRef Name = Member->getMember().getAsIdentifierInfo()->getName();
+  return Name == "backward" || Name == "zero_grad";
+}
+
 // Tensor::backward() or a torch::optim optimizer's step().
 bool isTrainingCall(const Stmt *S) {
+  if (isDependentTrainingCall(S))
+    return true;
   const auto *MC = dyn_cast<CXXMemberCallExpr>(S);
   const CXXMethodDecl *M = MC ? MC->getMethodDecl() : nullptr;
   if (!M || !M->getDeclName().isIdentifier())

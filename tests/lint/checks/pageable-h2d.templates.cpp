@@ -38,3 +38,39 @@ template <typename Batch> void fit(torch::nn::Linear& model, torch::Device devic
 void run(torch::nn::Linear& model, std::vector<torch::Tensor>& batches) {
   fit(model, torch::Device(torch::kCUDA), batches);
 }
+
+// A training pass nobody instantiates in this unit (a header's template): its
+// step is read from the template's own calls, `loss.backward()` and
+// `opt.zero_grad()` on types that wait for its parameters, so the unit
+// trains...
+template <typename Loader, typename Optimizer>
+void train_epochs(torch::nn::Linear& model, Loader& loader, Optimizer& opt) {
+  for (int epoch = 0; epoch < 10; ++epoch) {
+    for (auto& batch : loader) {
+      auto data = batch.data.to(torch::kCUDA);
+      // CHECK-MESSAGES: :[[@LINE-1]]:30: warning: 'to()' (on a type that depends on a template parameter, read from its text) inside a loop: {{.*}} [nosync-pageable-h2d]
+      auto loss = (model->forward(data) - batch.target).pow(2).mean();
+      opt.zero_grad();
+      loss.backward();
+      opt.step();
+    }
+  }
+}
+
+// ...and a loop that does not train, in a function main() calls once, is an
+// evaluation pass: it runs once.
+float evaluate(torch::nn::Linear& model, std::vector<torch::Tensor>& batches) {
+  torch::Tensor total = torch::zeros({1});
+  for (auto& batch : batches) {
+    auto data = batch.to(torch::kCUDA);
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: remark: 'to()' to the GPU without non_blocking in one-off setup/export code: {{.*}} [nosync-pageable-h2d]
+    total = total + model->forward(data).sum();
+  }
+  return total.sum().item<float>();
+}
+
+int main() {
+  torch::nn::Linear model(3, 1);
+  std::vector<torch::Tensor> batches;
+  return evaluate(model, batches) > 0;
+}
