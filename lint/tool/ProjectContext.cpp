@@ -187,8 +187,17 @@ void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::S
     for (llvm::StringRef caller : keysOf(c.caller))
       for (llvm::StringRef callee : keysOf(c.callee))
         if (takes(callee, c.args))
-          edges.push_back(Edge{caller, callee, c.inLoop, throttled, c.callerIsTest, c.callerIsMain, at});
+          edges.push_back(
+              Edge{caller, callee, c.inLoop, throttled, c.callerIsTest || c.callerIsConstructor, c.callerIsMain, at});
   }
+}
+
+// The (caller, callee) names of the calls the run's units parsed.
+using NamePairs = std::set<std::pair<llvm::StringRef, llvm::StringRef>>;
+NamePairs parsedCalls(const std::vector<Edge>& edges) {
+  NamePairs parsed;
+  for (const Edge& e : edges) parsed.insert({unqualifiedName(e.Caller), unqualifiedName(e.Callee)});
+  return parsed;
 }
 
 // The calls of the run's units that parsed with errors, read from their
@@ -196,10 +205,8 @@ void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::S
 // of a header that was not found (`void test(po::variables_map&, ...)` with
 // Boost missing) is no call in the AST, though main() makes it. A call the
 // AST kept (the same caller and callee names) is not read twice.
-std::vector<TextCallEdge> callsLostToErrors(const std::vector<TuResult>& results, const std::vector<Edge>& edges,
+std::vector<TextCallEdge> callsLostToErrors(const std::vector<TuResult>& results, const NamePairs& parsed,
                                             llvm::StringRef root) {
-  std::set<std::pair<llvm::StringRef, llvm::StringRef>> parsed;
-  for (const Edge& e : edges) parsed.insert({unqualifiedName(e.Caller), unqualifiedName(e.Callee)});
   std::vector<TextCallEdge> lost;
   for (const TuResult& tu : results) {
     if (tu.compilerErrors() == 0) continue;
@@ -247,8 +254,13 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
               .second)
         edges.push_back(e);
     }
-  std::vector<TextCallEdge> textCalls = callsLostToErrors(results, edges, sources.root);
-  textCalls.insert(textCalls.end(), sources.textCalls.begin(), sources.textCalls.end());
+  NamePairs parsed = parsedCalls(edges);
+  std::vector<TextCallEdge> textCalls = callsLostToErrors(results, parsed, sources.root);
+  // A header the run's units include is read as a project source too: its
+  // calls that the AST holds already (the same names) are not read again,
+  // with a heat text cannot know (a constructor's call of load()).
+  for (const TextCallEdge& c : sources.textCalls)
+    if (!parsed.count({c.caller, c.callee})) textCalls.push_back(c);
   llvm::StringSet<> textSites;
   if (!textCalls.empty()) {
     std::vector<llvm::StringRef> findingFunctions;

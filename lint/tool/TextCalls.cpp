@@ -4,6 +4,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -141,10 +142,11 @@ std::optional<size_t> bodyAfter(const std::vector<Tok>& t, size_t close) {
 
 // A `{...}` or braceless statement the walk is inside, and what it is.
 struct Scope {
-  enum Kind { Function, Loop, Throttle, Command, Other } kind;
-  std::string name;        // for a function
+  enum Kind { Function, Loop, Throttle, Command, Class, Other } kind;
+  std::string name;        // for a function or a class
   bool braceless = false;  // ends at the next `;` of its brace depth
   size_t braceDepth = 0;
+  bool constructor = false;  // a function that constructs or destroys its class
 };
 
 class Walker {
@@ -166,6 +168,8 @@ public:
       } else if (is(k, ";")) {
         while (!scopes_.empty() && scopes_.back().braceless && scopes_.back().braceDepth == braces_)
           scopes_.pop_back();
+      } else if ((is(k, "class") || is(k, "struct")) && i + 1 < t_.size() && t_[i + 1].kind == Tok::Ident) {
+        classBody(i);
       } else if (k.kind == Tok::Ident && (is(k, "for") || is(k, "while")) && next(i, "(")) {
         pendingEnd_ = closing(t_, i + 1, "(", ")");
         pending_ = is(k, "for") && tinyLoop(i + 1, pendingEnd_) ? Scope::Other : Scope::Loop;
@@ -182,7 +186,10 @@ public:
                    : commandIfs_.count(i) ? std::optional<Scope::Kind>(Scope::Command)
                                            : std::nullopt;
       } else if (k.kind == Tok::Ident && next(i, "(") && !isKeyword(k.text)) {
-        call(i);
+        call(i, i + 1);
+      } else if (k.kind == Tok::Ident && next(i, "<") && !isKeyword(k.text)) {
+        if (std::optional<size_t> close = templateArgumentsEnd(i + 1); close && next(*close, "("))
+          call(i, *close + 1);
       }
     }
   }
@@ -194,6 +201,28 @@ private:
     long v = 0;
     if (k.kind != Tok::Literal || k.text.getAsInteger(10, v)) return std::nullopt;
     return v;
+  }
+
+  // `Test<DataLoader, Model>(loader, model)`: the `>` that closes the
+  // template arguments opening at `open`, when what lies between can only be
+  // types and constants (names, numbers, `::`, `,`, `*`, `&`, nested `<>`); a
+  // comparison such as `i < n && f(x)` holds other tokens and is none.
+  std::optional<size_t> templateArgumentsEnd(size_t open) const {
+    int depth = 0;
+    for (size_t j = open; j < t_.size() && j < open + 64; ++j) {
+      const Tok& k = t_[j];
+      if (is(k, "<")) {
+        ++depth;
+      } else if (is(k, ">")) {
+        if (--depth == 0) return j;
+      } else if (is(k, "&") && j + 1 < t_.size() && is(t_[j + 1], "&")) {
+        return std::nullopt;
+      } else if (!(k.kind == Tok::Ident || k.kind == Tok::Literal || is(k, "::") || is(k, ",") || is(k, "*") ||
+                   is(k, "&"))) {
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
   }
 
   // The last token of the statement that starts at `start`: its closing `}`,
@@ -271,8 +300,10 @@ private:
       scopes_.push_back({*pending_, "", false, braces_});
       pending_.reset();
     } else if (bodyStart_ && *bodyStart_ == i) {
-      scopes_.push_back({Scope::Function, bodyName_, false, braces_});
+      scopes_.push_back({Scope::Function, bodyName_, false, braces_, bodyConstructs_});
       bodyStart_.reset();
+    } else if (auto cls = classBraces_.find(i); cls != classBraces_.end()) {
+      scopes_.push_back({Scope::Class, cls->second, false, braces_});
     } else {
       scopes_.push_back({Scope::Other, "", false, braces_});
     }
@@ -284,22 +315,44 @@ private:
     if (braces_ > 0) --braces_;
   }
 
-  // `name(` : outside a body, perhaps a definition; inside one, a call.
-  void call(size_t i) {
+  // `struct Net : Module {` at `i`: the `{` that opens the class body, so that
+  // a function named like the class inside it is known as its constructor.
+  // A declaration (`struct Net;`, `struct Net* p`) opens none.
+  void classBody(size_t i) {
+    for (size_t j = i + 2; j < t_.size(); ++j) {
+      if (is(t_[j], "{")) {
+        classBraces_[j] = t_[i + 1].text.str();
+        return;
+      }
+      if (is(t_[j], ";") || is(t_[j], "(") || is(t_[j], "=") || is(t_[j], ")") || is(t_[j], "*")) return;
+    }
+  }
+
+  // `Net::Net(`, `Net::~Net(` or, in the body of class Net, `Net(` / `~Net(`.
+  bool namesConstructor(size_t i) const {
+    if (i >= 1 && is(t_[i - 1], "~")) return true;
+    if (i >= 2 && is(t_[i - 1], "::") && t_[i - 2].text == t_[i].text) return true;
+    return !scopes_.empty() && scopes_.back().kind == Scope::Class && scopes_.back().name == t_[i].text;
+  }
+
+  // `name(` or `name<...>(` with its `(` at `open`: outside a body, perhaps a
+  // definition; inside one, a call.
+  void call(size_t i, size_t open) {
     const Scope* fn = function();
     if (!fn) {
       if (bodyStart_ && i < *bodyStart_) return;  // a parameter list or initializer list read already
-      size_t close = closing(t_, i + 1, "(", ")");
+      size_t close = closing(t_, open, "(", ")");
       if (std::optional<size_t> body = bodyAfter(t_, close)) {
         bodyStart_ = *body;
         bodyName_ = t_[i].text.str();
+        bodyConstructs_ = namesConstructor(i);
       }
       return;
     }
     TextCallEdge e;
     e.caller = fn->name;
     e.callee = t_[i].text.str();
-    e.args = argumentCount(t_, i + 1);
+    e.args = argumentCount(t_, open);
     for (const Scope& s : scopes_) {
       // Loops outside a command's branch do not repeat it.
       e.inLoop = s.kind == Scope::Command ? false : e.inLoop || s.kind == Scope::Loop;
@@ -307,6 +360,7 @@ private:
     }
     e.callerIsMain = fn->name == "main";
     e.callerIsTest = isTestMacro(fn->name);
+    e.callerIsConstructor = fn->constructor;
     e.at = (file_ + ":" + llvm::Twine(t_[i].line)).str();
     out_.push_back(std::move(e));
   }
@@ -321,6 +375,8 @@ private:
   size_t pendingEnd_ = 0;               // where its header ends
   std::optional<size_t> bodyStart_;     // the `{` of a function definition just read
   std::string bodyName_;
+  bool bodyConstructs_ = false;                // it is a constructor or destructor
+  std::map<size_t, std::string> classBraces_;  // the `{` of each class body, with the class's name
 };
 
 }  // namespace

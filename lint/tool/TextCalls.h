@@ -23,13 +23,14 @@ struct TextCallEdge {
   bool throttled = false;  // under an `if` whose condition takes a remainder
   bool callerIsMain = false;
   bool callerIsTest = false;  // a TEST / TEST_F / TEST_CASE body
+  bool callerIsConstructor = false;  // a constructor's or destructor's body (runs once per object)
   std::string at;             // "file:line"
 };
 
 /// Appends the calls of `code` (a source with its comments blanked) to `out`;
 /// `file` names them in `at`. Text, not a parse: a call is a name followed by
-/// `(` inside a function body; a function body is the `{...}` after a
-/// parameter list outside any other body.
+/// `(`, or by template arguments and `(`, inside a function body; a function
+/// body is the `{...}` after a parameter list outside any other body.
 void collectTextCalls(llvm::StringRef code, llvm::StringRef file, std::vector<TextCallEdge>& out);
 
 }  // namespace nosync::lint

@@ -163,6 +163,16 @@ if [[ -n "$TORCH_INC" ]]; then
   # keeps its body: no typo correction turns it into a variable.
   expect context-errors-typo 3 "errors_typo.cpp:18:[0-9]+: warning: 'item\(\)' inside a loop" -- \
     "$LINT" --no-cache "$PC/errors_typo.cpp" -- -std=c++17 "${inc[@]}"
+  # A header the linted file includes is also a project source read as text:
+  # its constructor's call of load(), which the AST holds, stays one-off.
+  mkdir -p "$tmp/proj_ctor/src"
+  echo 'project(p CXX)' >"$tmp/proj_ctor/CMakeLists.txt"
+  printf '%s\n' '#pragma once' '#include <torch/torch.h>' 'struct NetImpl : torch::nn::Module {' \
+    '  explicit NetImpl(int n) { load(); }' '  void load();' '};' >"$tmp/proj_ctor/src/model.h"
+  printf '%s\n' '#include "model.h"' 'void NetImpl::load() {' '  for (auto& p : parameters()) p.mul_(0.5);' '}' \
+    'int main() { torch::Device d(torch::kCUDA); NetImpl net(3); }' >"$tmp/proj_ctor/src/model.cpp"
+  expect context-text-header-constructor 0 "model.cpp:3:[0-9]+: remark: loop over 'parameters\(\)' in code called only from" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_ctor/src/model.cpp" -- -std=c++17 "${inc[@]}"
   # A GUI program's main() comes from a framework macro (wxIMPLEMENT_APP):
   # a project with that and no CUDA is a CPU program.
   mkdir -p "$tmp/proj_wx/src"

@@ -159,5 +159,46 @@ void step(Opt& o) {
   EXPECT_EQ(find(calls, "ready"), nullptr);  // in the #define
 }
 
+// A constructor runs once per object: its calls say so, whether it is
+// defined in its class or outside it; a method of the class is no constructor.
+TEST(TextCalls, ConstructorsAreKnown) {
+  auto calls = callsOf(R"(
+struct NetImpl : torch::nn::Module {
+  NetImpl(std::string dir) : dir_(dir) { load(); }
+  ~NetImpl() { release(); }
+  void step() { update(); }
+};
+Agent::Agent(int n) { reset(); }
+)");
+  ASSERT_NE(find(calls, "load"), nullptr);
+  EXPECT_EQ(find(calls, "load")->caller, "NetImpl");
+  EXPECT_TRUE(find(calls, "load")->callerIsConstructor);
+  ASSERT_NE(find(calls, "release"), nullptr);
+  EXPECT_TRUE(find(calls, "release")->callerIsConstructor);
+  ASSERT_NE(find(calls, "update"), nullptr);
+  EXPECT_FALSE(find(calls, "update")->callerIsConstructor);
+  ASSERT_NE(find(calls, "reset"), nullptr);
+  EXPECT_TRUE(find(calls, "reset")->callerIsConstructor);
+}
+
+// `Test<DataLoader, Net>(loader, model)`: explicit template arguments do not
+// hide the call; a comparison followed by a parenthesis is no call.
+TEST(TextCalls, ExplicitTemplateArguments) {
+  auto calls = callsOf(R"(
+int main() {
+  Test<DataLoader, std::shared_ptr<Net>>(loader, model);
+  if (i < n && ready > (limit)) return 0;
+}
+)");
+  const TextCallEdge* test = find(calls, "Test");
+  ASSERT_NE(test, nullptr);
+  EXPECT_EQ(test->caller, "main");
+  EXPECT_TRUE(test->callerIsMain);
+  EXPECT_FALSE(test->inLoop);
+  EXPECT_EQ(test->args, 2u);
+  EXPECT_EQ(find(calls, "i"), nullptr);
+  EXPECT_EQ(find(calls, "n"), nullptr);
+}
+
 }  // namespace
 }  // namespace nosync::lint
