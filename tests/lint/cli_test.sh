@@ -161,7 +161,7 @@ if [[ -n "$TORCH_INC" ]]; then
     "$LINT" --no-cache "$PC/errors_cuda.cpp" -- -std=c++17 "${inc[@]}"
   # A definition whose parameter types come from a header that is not found
   # keeps its body: no typo correction turns it into a variable.
-  expect context-errors-typo 3 "errors_typo.cpp:18:[0-9]+: warning: 'item\(\)' inside a loop" -- \
+  expect context-errors-typo 3 "errors_typo.cpp:19:[0-9]+: warning: 'item\(\)' inside a loop" -- \
     "$LINT" --no-cache "$PC/errors_typo.cpp" -- -std=c++17 "${inc[@]}"
   # A header the linted file includes is also a project source read as text:
   # its constructor's call of load(), which the AST holds, stays one-off.
