@@ -4,6 +4,7 @@
 #include "utils/ListLoopRewrite.h"
 #include "utils/OpTable.h"
 #include "utils/Placement.h"
+#include "utils/SyncContext.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
@@ -70,6 +71,24 @@ private:
   }
 };
 
+// A loop over a handful of tensors: at most four turns with constant bounds
+// (`for (int i = 0; i < LOSS_TYPE_NUM; i++)` over two losses), or a range-for
+// over a `std::array` or C array of at most four. Its launches cost what the
+// same lines written out would; a multi-tensor kernel wins on a model's
+// parameter list, not on a pair.
+bool overFewTensors(const Stmt *Loop, const Expr *Range, ASTContext &Ctx) {
+  if (isTinyLoop(Loop, Ctx))
+    return true;
+  QualType T = Range->getType().getNonReferenceType();
+  if (const ConstantArrayType *A = Ctx.getAsConstantArrayType(T))
+    return A->getSize().ule(4);
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(T->getAsCXXRecordDecl());
+  if (!Spec || Spec->getQualifiedNameAsString() != "std::array" || Spec->getTemplateArgs().size() < 2 ||
+      Spec->getTemplateArgs()[1].getKind() != TemplateArgument::Integral)
+    return false;
+  return Spec->getTemplateArgs()[1].getAsIntegral().getExtValue() <= 4;
+}
+
 // The multi-tensor replacement for what the loop body does.
 std::string adviceFor(const LaunchScan &Scan) {
   auto Has = [&](OpGroup Group) {
@@ -128,7 +147,7 @@ void LaunchLoopCheck::check(const MatchFinder::MatchResult &Result) {
 
   LaunchScan Scan;
   Scan.scan(Body);
-  if (Scan.Ops.empty() || Scan.OnlyInit)
+  if (Scan.Ops.empty() || Scan.OnlyInit || overFewTensors(Loop, Range, Ctx))
     return;
   // A loop that runs once (constructor, setup function, main() outside its
   // loops) launches its kernels once: not worth a finding at any level.

@@ -44,7 +44,6 @@ bool isTrainingCall(const Stmt *S);
 bool isDependentTrainingCall(const Stmt *S);
 bool trainsThroughCalls(const Stmt *S, int Depth = 0);
 bool isPassLoop(const Stmt *Loop, ASTContext &Ctx);
-bool isTinyLoop(const Stmt *Loop, ASTContext &Ctx);
 bool neverTaken(const IfStmt *If);
 bool dispatchesCommand(const IfStmt *If, ASTContext &Ctx);
 
@@ -780,11 +779,8 @@ bool holdsLoop(const Stmt *S) {
          });
 }
 
-// `for (int i = 0; i < 2; ++i)` over the two images of a pair, the three
-// heads of a model: a loop of at most four turns with constant bounds and no
-// loop inside is straight-line code written as a loop, not an iteration of a
-// workload (an epoch loop holds its batch loop; a batch loop has no constant
-// bound).
+}  // namespace
+
 bool isTinyLoop(const Stmt *Loop, ASTContext &Ctx) {
   const auto *For = dyn_cast<ForStmt>(Loop);
   const auto *Init = For ? dyn_cast_or_null<DeclStmt>(For->getInit()) : nullptr;
@@ -803,6 +799,8 @@ bool isTinyLoop(const Stmt *Loop, ASTContext &Ctx) {
   return (Cond->getOpcode() == BO_LT || Cond->getOpcode() == BO_LE || Cond->getOpcode() == BO_NE) && Turns >= 0 &&
          Turns <= 4;
 }
+
+namespace {
 
 // An `if` whose branch runs on few iterations. `if (step % train_every == 0)
 // agent.train(batch)` is not one: a remainder that picks the steps the model

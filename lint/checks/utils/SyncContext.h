@@ -130,6 +130,13 @@ bool isTrainingUpdateName(llvm::StringRef Name);
 /// setup, teardown, export, save, checkpoint, restore, ...
 bool isOneOffName(llvm::StringRef Name);
 
+/// `for (int i = 0; i < 2; ++i)` over the two images of a pair, the three
+/// heads of a model: a loop of at most four turns with constant bounds and no
+/// loop inside is straight-line code written as a loop, not an iteration of a
+/// workload (an epoch loop holds its batch loop; a batch loop has no constant
+/// bound).
+bool isTinyLoop(const Stmt *Loop, ASTContext &Ctx);
+
 /// Whether the unit defines main().
 bool definesMain(ASTContext &Ctx);
 

@@ -1,6 +1,7 @@
 // Fixture for nosync-launch-loop: one kernel per tensor in a loop.
 #include <torch/torch.h>
 
+#include <array>
 #include <vector>
 // CHECK-FIXES: #include <nosync/kernels.h>
 
@@ -79,6 +80,13 @@ void train(Net& model, const torch::Tensor& x) {
     }
     for (auto& p : model->parameters()) p.requires_grad_(true);
     for (auto& p : params) p.mutable_grad().reset();  // zero_grad(set_to_none): drops references only
+    // A handful of tensors: two losses by a constant count, a std::array of
+    // three. Written out, the same lines would launch the same kernels.
+    constexpr int kLosses = 2;
+    std::vector<torch::Tensor> losses{loss, loss * 2};
+    for (int i = 0; i < kLosses; ++i) losses[i].mul_(0.5);
+    std::array<torch::Tensor, 3> heads{x, x, x};
+    for (auto& h : heads) h.add_(1);
     // Not a tensor list.
     std::vector<int> sizes{1, 2, 3};
     for (int s : sizes) count += s;
