@@ -51,6 +51,7 @@ BoolConditionCheck::BoolConditionCheck(StringRef Name, ClangTidyContext *Context
 
 void BoolConditionCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(callExpr(opCall(isBranchRead)).bind("read"), this);
+  registerDroppedCodeMatcher(Finder);
 }
 
 void BoolConditionCheck::check(const MatchFinder::MatchResult &Result) {

@@ -232,9 +232,9 @@ public:
       return true;
     const Expr *Callee = C->getCallee()->IgnoreImplicit();
     if (const auto *M = dyn_cast<MemberExpr>(Callee))
-      Names.insert(SM.getExpansionLoc(M->getMemberLoc()));
+      Names.insert(SM.getFileLoc(M->getMemberLoc()));
     else if (const auto *D = dyn_cast<DeclRefExpr>(Callee))
-      Names.insert(SM.getExpansionLoc(D->getLocation()));
+      Names.insert(SM.getFileLoc(D->getLocation()));
     return true;
   }
 
@@ -331,14 +331,16 @@ std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx) {
   DependentCallFinder Finder;
   Finder.TraverseStmt(F.getBody());
   for (const auto &[Call, NameLoc, Member] : Finder.Found) {
-    CharSourceRange R = SM.getExpansionRange(Call->getSourceRange());
-    SourceLocation Name = SM.getExpansionLoc(NameLoc);
-    if (R.getBegin().isInvalid() || SM.getFileID(R.getBegin()) != SM.getFileID(R.getEnd()) ||
-        SM.isInSystemHeader(R.getBegin()))
+    // File locations: a call written in a macro's argument
+    // (`AT_ASSERT(!std::isnan(loss.template item<float>()))`) is read where
+    // it is written, not where the macro is.
+    SourceLocation Begin = SM.getFileLoc(Call->getBeginLoc()), Last = SM.getFileLoc(Call->getEndLoc());
+    SourceLocation Name = SM.getFileLoc(NameLoc);
+    if (Begin.isInvalid() || SM.getFileID(Begin) != SM.getFileID(Last) || SM.isInSystemHeader(Begin))
       continue;
-    SourceLocation End = Lexer::getLocForEndOfToken(R.getEnd(), 0, SM, Ctx.getLangOpts());
+    SourceLocation End = Lexer::getLocForEndOfToken(Last, 0, SM, Ctx.getLangOpts());
     std::vector<TextCall> Calls;
-    collectCalls(lexRange(R.getBegin(), End, SM, Ctx.getLangOpts()), Call, Calls);
+    collectCalls(lexRange(Begin, End, SM, Ctx.getLangOpts()), Call, Calls);
     for (TextCall &C : Calls)
       if (C.NameLoc == Name && C.Member == Member && !Instantiated.Names.contains(Name)) {
         C.Dependent = true;

@@ -126,13 +126,24 @@ void RuleCheck::DroppedCodeCallback::run(const ast_matchers::MatchFinder::MatchR
     Owner.reportDroppedCalls(*F, *Result.Context);
 }
 
+// The rule a call read from text is reported under. A dependent call is in
+// the AST, unresolved: where its value decides a branch (`if
+// (std::isnan(loss.template item<float>()))`, an AT_ASSERT in a template), it
+// goes to the condition's rule, as a resolved call's would.
+static RuleId ruleOfTextCall(const TextCall &Call, const TextOp &Op, ASTContext &Ctx) {
+  if (Call.Dependent && Op.Op->form == OpForm::Call)
+    if (const auto *E = dyn_cast_or_null<Expr>(Call.Container); E && isInControlFlowCondition(E, Ctx))
+      return Op.Op->static_rule(true);
+  return Op.Rule;
+}
+
 void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
   std::vector<TextCall> Calls = droppedCalls(Fn, Ctx);
   std::vector<TextCall> Dependent = dependentCalls(Fn, Ctx);
   Calls.insert(Calls.end(), std::make_move_iterator(Dependent.begin()), std::make_move_iterator(Dependent.end()));
   for (const TextCall &Call : Calls) {
     std::optional<TextOp> Op = opOfTextCall(Call);
-    if (!Op || Op->Rule != Rule.rule)
+    if (!Op || ruleOfTextCall(Call, *Op, Ctx) != Rule.rule)
       continue;
     Finding F;
     F.Site = Call.Container;

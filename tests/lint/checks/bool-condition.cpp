@@ -48,6 +48,18 @@ void train(torch::nn::Linear& model, const torch::Tensor& x, const torch::Tensor
   // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: 'item()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
 }
 
+// In a template, a read on a dependent type is read from its text; where it
+// decides a branch it is still this rule's (also inside an AT_ASSERT).
+template <typename LossFn> void fit(LossFn& loss_fn, const torch::Tensor& x, int steps) {
+  for (int step = 0; step < steps; ++step) {
+    auto loss = loss_fn(x);
+    if (std::isnan(loss.template item<float>())) break;
+    // CHECK-MESSAGES: :[[@LINE-1]]:34: warning: 'item()' (on a type that depends on a template parameter, read from its text) inside a loop: {{.*}} [nosync-bool-condition]
+    AT_ASSERT(!std::isnan(loss.template item<float>()));
+    // CHECK-MESSAGES: :[[@LINE-1]]:41: warning: 'item()' (on a type that depends on a template parameter, read from its text) inside a loop: {{.*}} [nosync-bool-condition]
+  }
+}
+
 int main() {
   torch::nn::Linear model(3, 1);
   auto x = torch::randn({8, 3}, torch::kCUDA);
