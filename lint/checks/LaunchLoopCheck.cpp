@@ -40,11 +40,19 @@ struct LaunchScan {
 
 private:
   void visit(const Expr *E) {
+    // In a template, an operand of a dependent type leaves the operator
+    // unresolved (`momentum.at(i) + grads.value().at(i) * delta` with `grads`
+    // from a dependent call): a tensor operand still makes it a launch.
     if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
       OverloadedOperatorKind K = Op->getOperator();
-      if (K != OO_Equal && K != OO_Subscript && isTensorExpr(Op) &&
+      if (K != OO_Equal && K != OO_Subscript && (isTensorExpr(Op) || Op->isTypeDependent()) &&
           llvm::any_of(Op->arguments(), [](const Expr *A) { return isTensorExpr(A); }))
         add(getOperatorSpelling(K), false);
+      return;
+    }
+    if (const auto *B = dyn_cast<BinaryOperator>(E); B && B->isTypeDependent() && !B->isAssignmentOp() &&
+                                                    (isTensorExpr(B->getLHS()) || isTensorExpr(B->getRHS()))) {
+      add(B->getOpcodeStr(), false);
       return;
     }
     StringRef Method = tensorMethodName(E);

@@ -95,6 +95,17 @@ void train(Net& model, const torch::Tensor& x) {
   }
 }
 
+// In a template, an update's operand may wait for a template parameter
+// (`grads` from a dependent call): the loop still launches per tensor.
+template <typename GradFn> void leapfrog(std::vector<torch::Tensor>& momentum, GradFn grad_fn, int steps) {
+  for (int s = 0; s < steps; ++s) {
+    auto grads = grad_fn(momentum);
+    for (size_t i = 0; i < momentum.size(); ++i)
+      // CHECK-MESSAGES: :[[@LINE-1]]:5: warning: loop over 'momentum' inside a loop: {{.*}} [nosync-launch-loop]
+      momentum.at(i) = momentum.at(i) + grads.at(i) * 0.5;
+  }
+}
+
 int main() {
   Net model;
   model->to(torch::kCUDA);
