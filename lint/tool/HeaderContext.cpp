@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Regex.h"
@@ -57,6 +58,29 @@ bool isTailOf(llvm::StringRef name, llvm::StringRef header) {
   return header.size() == tail.size() || path::is_separator(header[header.size() - tail.size() - 1]);
 }
 
+// `#include <torch/torch.h>`, `<ATen/ATen.h>`, `<c10/...>`: LibTorch itself.
+bool namesLibTorch(llvm::StringRef included) {
+  return included.starts_with("torch/") || included.starts_with("ATen/") || included.starts_with("c10/");
+}
+
+// Whether `code` (a header's, comments blanked) includes LibTorch, itself or
+// through the headers it includes that resolve beside it, `depth` levels down.
+bool reachesLibTorch(llvm::StringRef file, llvm::StringRef code, unsigned depth) {
+  llvm::SmallVector<llvm::StringRef, 256> lines;
+  code.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    llvm::StringRef name = includedName(line);
+    if (name.empty()) continue;
+    if (namesLibTorch(name)) return true;
+    if (depth == 0) continue;
+    llvm::SmallString<256> near(path::parent_path(file));
+    path::append(near, name);
+    auto text = llvm::MemoryBuffer::getFile(near);
+    if (text && reachesLibTorch(near, codeWithoutComments((*text)->getBuffer()), depth - 1)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool needsIncluder(llvm::StringRef header, llvm::StringRef text) {
@@ -76,7 +100,12 @@ bool needsIncluder(llvm::StringRef header, llvm::StringRef text) {
     else if (d == "endif" && !open.empty()) open.pop_back();
     else if (d == "error" && !open.empty() && !open.back().contains("__")) return true;
   }
-  return false;
+  // A header that writes LibTorch but does not include it, itself or through
+  // its own headers, leans on its includer to have done so (cpp_torch.h
+  // includes <torch/torch.h>, then "libtorch_utils.h"): alone, every torch
+  // name in it is undeclared and its training loops give nothing.
+  bool writesTorch = llvm::StringRef(code).contains("torch::") || llvm::StringRef(code).contains("at::Tensor");
+  return writesTorch && !reachesLibTorch(header, code, /*depth=*/3);
 }
 
 std::optional<Includer> findIncluder(llvm::StringRef header, llvm::StringRef root) {

@@ -21,8 +21,10 @@
 namespace nosync::lint {
 
 // Whether `header` (its path and text) is part of another file rather than a
-// header of its own: a .tpp/.inl/.ipp, or a header whose leading
-// conditionals hold an #error (the "include X.hpp instead" guard).
+// header of its own: a .tpp/.inl/.ipp, a header whose leading conditionals
+// hold an #error (the "include X.hpp instead" guard), or one that writes
+// `torch::` without including LibTorch, itself or through the headers beside
+// it that it includes (its includer includes <torch/torch.h> first).
 bool needsIncluder(llvm::StringRef header, llvm::StringRef text);
 
 struct Includer {

@@ -59,6 +59,27 @@ class HeaderContextFiles : public ::testing::Test {
   llvm::SmallString<256> root_;
 };
 
+// A header that writes torch:: without including LibTorch leans on its
+// includer (cpp_torch.h: <torch/torch.h>, then "libtorch_utils.h"); one that
+// reaches LibTorch through a header of its own beside it does not.
+TEST_F(HeaderContextFiles, AHeaderUsingTorchItDoesNotIncludeNeedsItsIncluder) {
+  write("include/api.h", "#include <torch/torch.h>\n#include \"utils.h\"\n");
+  write("include/utils.h", "#include <vector>\n#include \"display.h\"\ninline torch::Tensor f();\n");
+  write("include/display.h", "#include <string>\n");
+  write("include/model.h", "#pragma once\n#include \"common.h\"\ntorch::Tensor g();\n");
+  write("include/common.h", "#include <torch/torch.h>\n");
+  auto text = [&](const std::string& rel) {
+    auto buf = llvm::MemoryBuffer::getFile(path(rel));
+    return buf ? (*buf)->getBuffer().str() : std::string();
+  };
+  EXPECT_TRUE(needsIncluder(path("include/utils.h"), text("include/utils.h")));
+  EXPECT_FALSE(needsIncluder(path("include/model.h"), text("include/model.h")));
+  EXPECT_FALSE(needsIncluder(path("include/display.h"), text("include/display.h")));  // no torch
+  auto includer = findIncluder(path("include/utils.h"), path(""));
+  ASSERT_TRUE(includer.has_value());
+  EXPECT_EQ(includer->file, path("include/api.h"));
+}
+
 TEST_F(HeaderContextFiles, FindsTheIncluderBesideTheHeaderFirst) {
   auto includer = findIncluder(path("include/Trainer.tpp"), path(""));
   ASSERT_TRUE(includer.has_value());
