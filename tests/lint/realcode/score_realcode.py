@@ -640,6 +640,10 @@ def main(argv=None):
     ap.add_argument("--whole-project", action="store_true",
                     help="lint each project's files in one nosync-lint run per set of compile flags (the "
                          "linter then sees callers across files), instead of one run per file")
+    ap.add_argument("--as-checkout", action="store_true",
+                    help="give each exported tree an empty .git directory, as a clone has: the linter then "
+                         "takes the repository's top as the project root (project scan, text callers, "
+                         "includers of headers) even where no build file sits there")
     ap.add_argument("--lint", help="the nosync-lint binary (not needed with --check-anchors or saved findings)")
     ap.add_argument("--torch-include", action="append", default=[],
                     help="LibTorch include directory, passed as -isystem (repeatable); its "
@@ -688,6 +692,8 @@ def main(argv=None):
                 info = export_tree(git_dir, p["commit"], root)
                 with open(os.path.join(root, ".exported-" + p["commit"]), "w") as fh:
                     json.dump(info, fh)
+            if args.as_checkout:
+                os.makedirs(os.path.join(root, ".git"), exist_ok=True)
             bad = check_anchors(root, labels)
             anchor_errors += bad
             for lab in labels:
