@@ -63,20 +63,24 @@ bool namesLibTorch(llvm::StringRef included) {
   return included.starts_with("torch/") || included.starts_with("ATen/") || included.starts_with("c10/");
 }
 
-// Whether `code` (a header's, comments blanked) includes LibTorch, itself or
-// through the headers it includes that resolve beside it, `depth` levels down.
-bool reachesLibTorch(llvm::StringRef file, llvm::StringRef code, unsigned depth) {
+// Whether `code` (a header's, comments blanked) may include LibTorch, itself
+// or through the project headers it includes, `depth` levels down. A quoted
+// include that does not resolve beside the file comes through an include path
+// this test does not know: it may, so the answer is yes.
+bool mayReachLibTorch(llvm::StringRef file, llvm::StringRef code, unsigned depth) {
+  static const llvm::Regex quoted("^[ \t]*#[ \t]*include[ \t]*\"");
   llvm::SmallVector<llvm::StringRef, 256> lines;
   code.split(lines, '\n');
   for (llvm::StringRef line : lines) {
     llvm::StringRef name = includedName(line);
     if (name.empty()) continue;
     if (namesLibTorch(name)) return true;
-    if (depth == 0) continue;
+    if (!quoted.match(line)) continue;  // <vector>, <opencv2/...>: not the project's
     llvm::SmallString<256> near(path::parent_path(file));
     path::append(near, name);
     auto text = llvm::MemoryBuffer::getFile(near);
-    if (text && reachesLibTorch(near, codeWithoutComments((*text)->getBuffer()), depth - 1)) return true;
+    if (!text || depth == 0) return true;
+    if (mayReachLibTorch(near, codeWithoutComments((*text)->getBuffer()), depth - 1)) return true;
   }
   return false;
 }
@@ -105,7 +109,7 @@ bool needsIncluder(llvm::StringRef header, llvm::StringRef text) {
   // includes <torch/torch.h>, then "libtorch_utils.h"): alone, every torch
   // name in it is undeclared and its training loops give nothing.
   bool writesTorch = llvm::StringRef(code).contains("torch::") || llvm::StringRef(code).contains("at::Tensor");
-  return writesTorch && !reachesLibTorch(header, code, /*depth=*/3);
+  return writesTorch && !mayReachLibTorch(header, code, /*depth=*/3);
 }
 
 std::optional<Includer> findIncluder(llvm::StringRef header, llvm::StringRef root) {

@@ -24,7 +24,8 @@ namespace nosync::lint {
 // header of its own: a .tpp/.inl/.ipp, a header whose leading conditionals
 // hold an #error (the "include X.hpp instead" guard), or one that writes
 // `torch::` without including LibTorch, itself or through the headers beside
-// it that it includes (its includer includes <torch/torch.h> first).
+// it that it includes (its includer includes <torch/torch.h> first); a quoted
+// include found elsewhere (an include path) may bring LibTorch: no includer.
 bool needsIncluder(llvm::StringRef header, llvm::StringRef text);
 
 struct Includer {

@@ -75,6 +75,9 @@ TEST_F(HeaderContextFiles, AHeaderUsingTorchItDoesNotIncludeNeedsItsIncluder) {
   EXPECT_TRUE(needsIncluder(path("include/utils.h"), text("include/utils.h")));
   EXPECT_FALSE(needsIncluder(path("include/model.h"), text("include/model.h")));
   EXPECT_FALSE(needsIncluder(path("include/display.h"), text("include/display.h")));  // no torch
+  // A project header found through an include path (not beside it) may bring LibTorch.
+  write("include/net.h", "#include \"model/layers.h\"\ntorch::Tensor h();\n");
+  EXPECT_FALSE(needsIncluder(path("include/net.h"), text("include/net.h")));
   auto includer = findIncluder(path("include/utils.h"), path(""));
   ASSERT_TRUE(includer.has_value());
   EXPECT_EQ(includer->file, path("include/api.h"));
