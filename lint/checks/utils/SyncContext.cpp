@@ -41,7 +41,6 @@ bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx);
 bool isOneOffFunction(const FunctionDecl *F);
 bool isTrainingDriver(const FunctionDecl *F);
 bool isTrainingCall(const Stmt *S);
-bool isDependentTrainingCall(const Stmt *S);
 bool trainsThroughCalls(const Stmt *S, int Depth = 0);
 bool isPassLoop(const Stmt *Loop, ASTContext &Ctx);
 bool neverTaken(const IfStmt *If);
@@ -151,15 +150,10 @@ public:
   bool TraverseWhileStmt(WhileStmt *S) { return inLoop(S, [&] { return RecursiveASTVisitor::TraverseWhileStmt(S); }); }
   bool TraverseDoStmt(DoStmt *S) { return inLoop(S, [&] { return RecursiveASTVisitor::TraverseDoStmt(S); }); }
 
-  bool VisitCXXMemberCallExpr(CXXMemberCallExpr *Call) {
-    UnitTrains = UnitTrains || (CurrentFn && isTrainingCall(Call));
-    return true;
-  }
-
   bool VisitCallExpr(CallExpr *Call) {
     if (!CurrentFn)
       return true;
-    UnitTrains = UnitTrains || isDependentTrainingCall(Call);
+    UnitTrains = UnitTrains || isTrainingCall(Call);
     for (const FunctionDecl *Callee : calleesOf(Call)) {
       Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
                        runsOnce(CurrentFn), Call->getBeginLoc()});
@@ -534,18 +528,20 @@ bool isOneOffName(llvm::StringRef Name) {
 
 namespace {
 
+// The methods whose name alone says a step trains, where the receiver's type
+// is unknown: a dependent call in a template, a call in dropped text.
+constexpr llvm::StringLiteral TrainingMethodNames[] = {"backward", "zero_grad"};
+
 // In a template, `loss.backward()` or `optimizer.zero_grad()` on an object
 // whose type waits for a template parameter (`Trainer<Model>::train`): the
-// compiler leaves the call unresolved, so only its name says it trains (the
-// names textTrains reads in dropped text).
+// compiler leaves the call unresolved, so only its name says it trains.
 bool isDependentTrainingCall(const Stmt *S) {
   const auto *Call = dyn_cast<CallExpr>(S);
   const auto *Member =
       Call ? dyn_cast<CXXDependentScopeMemberExpr>(Call->getCallee()->IgnoreParenImpCasts()) : nullptr;
   if (!Member || !Member->getMember().isIdentifier())
     return false;
-  llvm::StringRef Name = Member->getMember().getAsIdentifierInfo()->getName();
-  return Name == "backward" || Name == "zero_grad";
+  return llvm::is_contained(TrainingMethodNames, Member->getMember().getAsIdentifierInfo()->getName());
 }
 
 // Tensor::backward() or a torch::optim optimizer's step().
@@ -759,12 +755,14 @@ bool textTrains(const Stmt *Loop, ASTContext &Ctx) {
   const SourceManager &SM = Ctx.getSourceManager();
   CharSourceRange Range = CharSourceRange::getTokenRange(SM.getExpansionRange(Loop->getSourceRange()).getAsRange());
   llvm::StringRef Text = Lexer::getSourceText(Range, SM, Ctx.getLangOpts());
-  for (llvm::StringRef Call : {"backward(", "zero_grad("})
+  for (llvm::StringRef Name : TrainingMethodNames) {
+    std::string Call = (Name + "(").str();
     for (size_t At = Text.find(Call); At != llvm::StringRef::npos; At = Text.find(Call, At + 1)) {
       llvm::StringRef Before = Text.take_front(At).rtrim();
       if (Before.ends_with(".") || Before.ends_with("->"))
         return true;
     }
+  }
   return false;
 }
 
