@@ -187,6 +187,13 @@ llvm::Error parseClangTidyFile(llvm::StringRef text, llvm::StringRef file, LintC
   return llvm::Error::success();
 }
 
+// Whether a config file's text says "nosync" anywhere (read for a file that
+// did not parse; an unreadable one counts as saying it).
+bool namesNosync(llvm::StringRef file) {
+  auto buf = llvm::MemoryBuffer::getFile(file);
+  return !buf || (*buf)->getBuffer().contains("nosync");
+}
+
 }  // namespace
 
 bool mentionsNosync(const clang::tidy::ClangTidyOptions& opts) {
@@ -230,6 +237,14 @@ llvm::Expected<const LintConfig*> ConfigDiscovery::forDirectory(llvm::StringRef 
     path::append(candidate, name);
     if (!fs::exists(candidate)) continue;
     auto cfg = readConfigFile(candidate);
+    if (!cfg && name == kClangTidyFile && !namesNosync(candidate)) {
+      // The project's own clang-tidy settings, broken for this clang-tidy
+      // (an empty `CheckOptions:`) and about no nosync check: not ours to
+      // reject, as clang-tidy would skip the file and go on.
+      llvm::errs() << "nosync-lint: warning: " << llvm::toString(cfg.takeError())
+                   << "; ignored (it configures no nosync check)\n";
+      continue;
+    }
     if (!cfg) return cfg.takeError();
     if (name == kClangTidyFile && !mentionsNosync(cfg->tidy)) continue;
     found = std::make_unique<LintConfig>(std::move(*cfg));

@@ -303,6 +303,10 @@ expect clang-tidy-unknown-key-skipped 1 "warning: .*\.clang-tidy: line 2: unknow
 expect clang-tidy-unknown-key-read-on 1 "unknown key 'Nosync'; ignored" -- run_fake "$P/step.cpp" "${FLAGS[@]}"
 printf 'Checks: "-*,nosync-*"\nCheckOptions: [\n' >"$P/.clang-tidy"
 expect clang-tidy-malformed 2 "invalid config .*\.clang-tidy: line" -- run_fake "$P/step.cpp" "${FLAGS[@]}"
+# A broken .clang-tidy that configures no nosync check is the project's own
+# (pytorch/TensorRT's empty `CheckOptions:`): skipped with a warning.
+printf 'Checks: "-*,performance-*"\nCheckOptions:\n...\n' >"$P/.clang-tidy"
+expect clang-tidy-foreign-malformed-skipped 1 "warning: invalid config .*\.clang-tidy: line [0-9]+: .*; ignored \(it configures no nosync check\)" -- run_fake "$P/step.cpp" "${FLAGS[@]}"
 rm "$P/.clang-tidy"; cp "$tmp/good.yaml" "$P/.nosync.yaml"
 expect checks-flag-disables 0 '' -- run_fake --checks=-nosync-item "$P/step.cpp" "${FLAGS[@]}"
 

@@ -35,7 +35,7 @@ template <typename Fn, typename Site> struct CallEdge {
   Fn Callee;
   bool InLoop;
   bool Throttled;
-  bool CallerIsCold;  // the caller is a test, or named like setup/export
+  bool CallerIsCold;  // the caller is a test, or named like setup/export, or the call is on a cold path (ColdPath.h)
   bool CallerRunsOnce;  // main(), or a training driver (a function that holds the training loop)
   Site At;            // the call, for explanations
   // Where each argument of the call is, one character per parameter of the
@@ -143,13 +143,16 @@ struct LocalContext {
   bool CapturesGraph = false;    // its function captures a CUDA graph (once per graph, however it is called)
   bool InEvalLoop = false;       // that loop does not train, in a unit where something trains
   bool InPassLoop = false;       // that loop does not train (nosync-lint adds: in a run where something trains)
+  bool FailurePath = false;      // runs only when a check fails: a throw's or [[noreturn]] call's argument (ColdPath.h)
+  bool DebugLog = false;         // runs only at a debug or verbose log level (ColdPath.h)
 };
 
 /// The facts as 0/1 characters, for nosync-lint's project-wide pass.
 inline std::string encodeLocal(const LocalContext &L) {
   std::string S;
   for (bool B : {L.InTest, L.Throttled, L.OneOffName, L.InLoop, L.AfterTraining, L.InMain, L.InDriver,
-                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph, L.InEvalLoop, L.InPassLoop})
+                 L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph, L.InEvalLoop, L.InPassLoop,
+                 L.FailurePath, L.DebugLog})
     S.push_back(B ? '1' : '0');
   return S;
 }
@@ -157,7 +160,7 @@ inline std::string encodeLocal(const LocalContext &L) {
 inline bool decodeLocal(const std::string &S, LocalContext &L) {
   bool *Fields[] = {&L.InTest,   &L.Throttled,   &L.OneOffName,     &L.InLoop,     &L.AfterTraining, &L.InMain,
                     &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit, &L.CapturesGraph,
-                    &L.InEvalLoop, &L.InPassLoop};
+                    &L.InEvalLoop, &L.InPassLoop,  &L.FailurePath,   &L.DebugLog};
   if (S.size() != std::size(Fields) || S.find_first_not_of("01") != std::string::npos)
     return false;
   for (size_t I = 0; I < std::size(Fields); ++I)
@@ -167,6 +170,10 @@ inline bool decodeLocal(const std::string &S, LocalContext &L) {
 
 /// Why code is one-off, in a few words (see decideContext).
 inline const char *oneOffWhy(const LocalContext &L) {
+  if (L.FailurePath)
+    return "on a failure path (it runs only when a check fails and the code throws or aborts)";
+  if (L.DebugLog)
+    return "debug logging (it runs only at a debug or verbose log level)";
   if (L.StaticInit)
     return "the initializer of a static variable (it runs once)";
   if (L.CapturesGraph)
@@ -190,7 +197,7 @@ inline ContextKind decideContext(const LocalContext &L, bool FnHot, bool FnRarel
     return ContextKind::CpuOnly;
   if (L.InTest)
     return ContextKind::TestCode;
-  if (L.StaticInit || L.CapturesGraph)
+  if (L.StaticInit || L.CapturesGraph || L.FailurePath || L.DebugLog)
     return ContextKind::OneOff;
   if (L.Throttled)
     return ContextKind::Throttled;

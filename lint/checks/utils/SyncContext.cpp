@@ -1,6 +1,7 @@
 #include "utils/SyncContext.h"
 
 #include "utils/AstHelpers.h"
+#include "utils/ColdPath.h"
 #include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
@@ -155,13 +156,13 @@ public:
       return true;
     UnitTrains = UnitTrains || isTrainingCall(Call);
     for (const FunctionDecl *Callee : calleesOf(Call)) {
-      Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
+      Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdSite(Call),
                        runsOnce(CurrentFn), Call->getBeginLoc()});
       Edges.back().InEvalLoop = LoopDepth > 0 && OutermostLoopIsPass;  // finish() keeps it if the unit trains
       Calls.push_back(Call);
     }
     for (const FunctionDecl *Callee : dependentCallees(Call)) {
-      Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
+      Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdSite(Call),
                        runsOnce(CurrentFn), Call->getBeginLoc()});
       Edges.back().InEvalLoop = LoopDepth > 0 && OutermostLoopIsPass;
       Calls.push_back(nullptr);  // arguments of dependent types are not placed
@@ -176,7 +177,7 @@ public:
     if (!CurrentFn || !Ctor || Ctor->isImplicit() ||
         Ctx.getSourceManager().isInSystemHeader(Ctor->getLocation()))
       return true;
-    Edges.push_back({CurrentFn, normalize(Ctor), LoopDepth > 0, ThrottleDepth > 0, isColdCaller(CurrentFn),
+    Edges.push_back({CurrentFn, normalize(Ctor), LoopDepth > 0, ThrottleDepth > 0, isColdSite(E),
                      runsOnce(CurrentFn), E->getBeginLoc()});
     Edges.back().InEvalLoop = LoopDepth > 0 && OutermostLoopIsPass;
     Calls.push_back(nullptr);  // no argument placements: constructors are not placed by their callers
@@ -271,6 +272,10 @@ private:
       It->second = isTestFunction(F, Ctx) || isOneOffFunction(F);
     return It->second;
   }
+
+  // A call from a test or setup function, or on a failure or debug-logging
+  // path (`ACTS_DEBUG(details(t))`, a message built before a throw).
+  bool isColdSite(const Stmt *Call) { return isColdCaller(CurrentFn) || coldPathOf(Call, Ctx) != ColdPath::None; }
 
   // main() and training drivers run once unless a loop calls them (memoized
   // like isColdCaller).
@@ -860,7 +865,13 @@ bool isTrainingDriver(const FunctionDecl *F) {
 
 }  // namespace
 
-std::string SyncContext::describe() const { return describeContext(Kind, functionName()); }
+std::string SyncContext::describe() const {
+  if (Kind == ContextKind::OneOff && Local.FailurePath)
+    return "on a failure path";
+  if (Kind == ContextKind::OneOff && Local.DebugLog)
+    return "in debug logging";
+  return describeContext(Kind, functionName());
+}
 
 std::string SyncContext::functionName() const {
   return Function && Function->getDeclName().isIdentifier() ? Function->getName().str() : "";
@@ -1076,6 +1087,9 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
                     followsTrainingLoop(OutermostLoop, Ctx);
   L.InPassLoop = InLoop && OutermostLoop && isPassLoop(OutermostLoop, Ctx);
   L.InEvalLoop = L.InPassLoop && unitTrains(Ctx);
+  ColdPath Cold = coldPathOf(S, Ctx);
+  L.FailurePath = Cold == ColdPath::Failure;
+  L.DebugLog = Cold == ColdPath::DebugLog;
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };
