@@ -143,14 +143,55 @@ std::optional<unsigned> parameterCount(llvm::StringRef key) {
   return std::nullopt;
 }
 
+// "Detector" for "mrcv::Detector::Predict(cv::Mat)", "ppo" for
+// "ppo::update(at::Tensor &)": the scope a function key names last (a class
+// or a namespace; template arguments dropped), "" for none.
+std::string ownerOf(llvm::StringRef key) {
+  std::string name;
+  int angle = 0;
+  for (char c : key.take_until([](char c) { return c == '('; })) {
+    angle += (c == '<') - (c == '>');
+    if (angle == 0 && c != '>') name.push_back(c);
+  }
+  llvm::StringRef scope = llvm::StringRef(name).rsplit("::").first;
+  if (scope == name) return "";
+  size_t colons = scope.rfind("::");
+  return (colons == llvm::StringRef::npos ? scope : scope.drop_front(colons + 2)).str();
+}
+
+// Whether a text call may reach the function of `key`, by what the project's
+// text says of types: `std::invoke(` reaches no project function,
+// `segmentor_.Predict()` with `Segmentor segmentor_;` no Detector::Predict, an
+// unqualified `train()` in a method of SimSearch no TorchLib::train. Where a
+// type is not known (auto, a template parameter, a typedef), it may.
+bool mayReach(const TextCallEdge& c, llvm::StringRef key, const TextTypes& types) {
+  if (key.starts_with("text:")) return true;  // a name the run does not define: a link of a text chain
+  std::string owner = ownerOf(key);
+  if (!c.qualifier.empty()) return c.qualifier == owner || types.related(c.qualifier, owner);
+  if (!types.isClass(owner)) return true;
+  if (!c.receiver.empty() && c.receiver != "this") {
+    auto declared = types.declared.find(c.receiver);
+    if (declared == types.declared.end()) return true;
+    bool allClasses = true;
+    for (const std::string& t : declared->second) {
+      if (types.related(t, owner)) return true;
+      allClasses = allClasses && types.isClass(t);
+    }
+    return !allClasses;
+  }
+  return c.callerClass.empty() || !types.isClass(c.callerClass) || types.related(c.callerClass, owner);
+}
+
 // The calls of the project's sources outside the run, as edges between the
-// run's functions of the called names (every function of that name: text
-// cannot tell overloads or classes apart) and, where the run has none, the
+// run's functions of the called names (every function of that name the call
+// may reach: text cannot tell overloads apart, and knows a class only where
+// the project's text declares it, see mayReach) and, where the run has none, the
 // name itself ("text:<name>"), so that a chain through several such files
 // still reaches the run. A call passing more arguments than a function
 // takes is not a call of it (default arguments may make it take fewer).
 void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::StringRef> findingFunctions,
-                  std::vector<Edge>& edges, llvm::UniqueStringSaver& strings, llvm::StringSet<>& textSites) {
+                  const TextTypes& types, std::vector<Edge>& edges, llvm::UniqueStringSaver& strings,
+                  llvm::StringSet<>& textSites) {
   llvm::StringMap<llvm::SmallVector<llvm::StringRef, 2>> byName;
   llvm::DenseSet<llvm::StringRef> keys;
   // Constructors and functions named like setup are one-off whoever calls
@@ -186,7 +227,7 @@ void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::S
     bool throttled = c.throttled && !clang::tidy::nosync::isTrainingUpdateName(c.callee);
     for (llvm::StringRef caller : keysOf(c.caller))
       for (llvm::StringRef callee : keysOf(c.callee))
-        if (takes(callee, c.args))
+        if (takes(callee, c.args) && mayReach(c, callee, types))
           edges.push_back(
               Edge{caller, callee, c.inLoop, throttled, c.callerIsTest || c.callerIsConstructor, c.callerIsMain, at});
   }
@@ -270,7 +311,7 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
         if (note == e.Notes.end()) continue;
         if (std::optional<Facts> f = parseFacts(note->Message)) findingFunctions.push_back(strings.save(f->fn));
       }
-    addTextEdges(textCalls, findingFunctions, edges, strings, textSites);
+    addTextEdges(textCalls, findingFunctions, sources.types, edges, strings, textSites);
   }
   auto heat = clang::tidy::nosync::classifyCallers(edges);
   ArgumentPlaces places;

@@ -208,6 +208,7 @@ ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
     std::string code = codeWithoutComments(text);
     out.definesMain = out.definesMain || codeDefinesMain(code);
     out.mayUseCuda = out.mayUseCuda || codeMayUseCuda(code);
+    collectTextTypes(code, out.types);
     llvm::SmallString<256> real;
     llvm::SmallString<256> rel(p);
     path::replace_path_prefix(rel, out.root + path::get_separator().str(), "");

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "TextCalls.h"
+#include "TextTypes.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -29,6 +30,9 @@ struct ProjectSources {
   /// The calls in the sources that are not part of the run (TextCalls.h):
   /// callers the run's own units cannot show.
   std::vector<TextCallEdge> textCalls;
+  /// The classes and declared types of every source read (the run's too),
+  /// to tell which class a text call's method belongs to.
+  TextTypes types;
 
   /// The project is a program that never uses a GPU.
   bool isCpuProgram() const { return complete && definesMain && !mayUseCuda; }

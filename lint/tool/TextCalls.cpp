@@ -1,69 +1,16 @@
 #include "TextCalls.h"
 
+#include "TextTokens.h"
+
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 
-#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
 
 namespace nosync::lint {
 namespace {
-
-struct Tok {
-  enum Kind { Ident, Punct, Literal } kind;
-  llvm::StringRef text;
-  unsigned line;
-};
-
-bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// Identifiers, literals and punctuation (`::` and `->` as one token);
-// preprocessor lines are skipped whole.
-std::vector<Tok> tokenize(llvm::StringRef code) {
-  std::vector<Tok> out;
-  unsigned line = 1;
-  bool lineStart = true;
-  for (size_t i = 0; i < code.size();) {
-    char c = code[i];
-    if (c == '\n') {
-      ++line, ++i, lineStart = true;
-      continue;
-    }
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-      continue;
-    }
-    if (c == '#' && lineStart) {  // a directive, with its continuation lines (counted)
-      for (; i < code.size() && code[i] != '\n'; ++i)
-        if (code[i] == '\\' && i + 1 < code.size() && code[i + 1] == '\n') ++line, ++i;
-      continue;
-    }
-    lineStart = false;
-    size_t start = i;
-    if (isIdentStart(c)) {
-      while (i < code.size() && isIdentChar(code[i])) ++i;
-      out.push_back({Tok::Ident, code.slice(start, i), line});
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
-      while (i < code.size() && (isIdentChar(code[i]) || code[i] == '.' || code[i] == '\'')) ++i;
-      out.push_back({Tok::Literal, code.slice(start, i), line});
-    } else if (c == '"' || c == '\'') {
-      ++i;
-      while (i < code.size() && code[i] != c && code[i] != '\n') i += code[i] == '\\' ? 2 : 1;
-      if (i < code.size() && code[i] == c) ++i;  // an unterminated one ends before its newline
-      out.push_back({Tok::Literal, code.slice(start, i), line});
-    } else {
-      llvm::StringRef two = code.substr(i, 2);
-      i += two == "::" || two == "->" ? 2 : 1;
-      out.push_back({Tok::Punct, code.slice(start, i), line});
-    }
-  }
-  return out;
-}
-
-bool is(const Tok& t, llvm::StringRef text) { return t.text == text; }
 
 // Names followed by `(` that are not calls of a function.
 bool isKeyword(llvm::StringRef name) {
@@ -147,6 +94,7 @@ struct Scope {
   bool braceless = false;  // ends at the next `;` of its brace depth
   size_t braceDepth = 0;
   bool constructor = false;  // a function that constructs or destroys its class
+  std::string className;     // for a function: the class it is a method of, "" if none is written
 };
 
 class Walker {
@@ -300,7 +248,7 @@ private:
       scopes_.push_back({*pending_, "", false, braces_});
       pending_.reset();
     } else if (bodyStart_ && *bodyStart_ == i) {
-      scopes_.push_back({Scope::Function, bodyName_, false, braces_, bodyConstructs_});
+      scopes_.push_back({Scope::Function, bodyName_, false, braces_, bodyConstructs_, bodyClass_});
       bodyStart_.reset();
     } else if (auto cls = classBraces_.find(i); cls != classBraces_.end()) {
       scopes_.push_back({Scope::Class, cls->second, false, braces_});
@@ -346,6 +294,7 @@ private:
         bodyStart_ = *body;
         bodyName_ = t_[i].text.str();
         bodyConstructs_ = namesConstructor(i);
+        bodyClass_ = definingClass(i);
       }
       return;
     }
@@ -362,7 +311,36 @@ private:
     e.callerIsTest = isTestMacro(fn->name);
     e.callerIsConstructor = fn->constructor;
     e.at = (file_ + ":" + llvm::Twine(t_[i].line)).str();
+    e.receiver = receiverOf(i);
+    if (i >= 2 && is(t_[i - 1], "::") && t_[i - 2].kind == Tok::Ident) e.qualifier = t_[i - 2].text.str();
+    e.callerClass = fn->className;
     out_.push_back(std::move(e));
+  }
+
+  // The object of the member call whose name is at `i`: `x` in `x.f(`,
+  // `x->f(` and `x[i]->f(`, "this" in `this->f(`; "" for a call on a
+  // temporary (`make().f(`) or no member call.
+  std::string receiverOf(size_t i) const {
+    if (i < 2 || !(is(t_[i - 1], ".") || is(t_[i - 1], "->"))) return "";
+    size_t r = i - 2;
+    if (is(t_[r], "]")) {
+      int depth = 0;
+      for (;; --r) {
+        depth += is(t_[r], "]") - is(t_[r], "[");
+        if (depth == 0 || r == 0) break;
+      }
+      if (r == 0) return "";
+      --r;
+    }
+    return t_[r].kind == Tok::Ident ? t_[r].text.str() : "";
+  }
+
+  // The class a function defined by the name at `i` belongs to: `Agent` for
+  // `Agent::act(`, the enclosing class for an in-class definition.
+  std::string definingClass(size_t i) const {
+    if (i >= 2 && is(t_[i - 1], "::") && t_[i - 2].kind == Tok::Ident) return t_[i - 2].text.str();
+    if (!scopes_.empty() && scopes_.back().kind == Scope::Class) return scopes_.back().name;
+    return "";
   }
 
   const std::vector<Tok>& t_;
@@ -376,6 +354,7 @@ private:
   std::optional<size_t> bodyStart_;     // the `{` of a function definition just read
   std::string bodyName_;
   bool bodyConstructs_ = false;                // it is a constructor or destructor
+  std::string bodyClass_;                      // the class it is a method of
   std::map<size_t, std::string> classBraces_;  // the `{` of each class body, with the class's name
 };
 

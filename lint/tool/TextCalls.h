@@ -25,6 +25,14 @@ struct TextCallEdge {
   bool callerIsTest = false;  // a TEST / TEST_F / TEST_CASE body
   bool callerIsConstructor = false;  // a constructor's or destructor's body (runs once per object)
   std::string at;             // "file:line"
+  // Who the call may reach (TextTypes.h decides with them): the object of a
+  // member call (`problem` in `problem.Reset()`, `dps` in `dps[i]->compute()`,
+  // "this"), the scope written before the name (`std` in `std::invoke(`), and
+  // the class of the calling method (`Agent` for `void Agent::act() {` or a
+  // body inside `class Agent {`); "" where there is none.
+  std::string receiver;
+  std::string qualifier;
+  std::string callerClass;
 };
 
 /// Appends the calls of `code` (a source with its comments blanked) to `out`;

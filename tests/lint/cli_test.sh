@@ -173,6 +173,26 @@ if [[ -n "$TORCH_INC" ]]; then
     'int main() { torch::Device d(torch::kCUDA); NetImpl net(3); }' >"$tmp/proj_ctor/src/model.cpp"
   expect context-text-header-constructor 0 "model.cpp:3:[0-9]+: remark: loop over 'parameters\(\)' in code called only from" -- \
     "$LINT" --no-cache --min-severity=note "$tmp/proj_ctor/src/model.cpp" -- -std=c++17 "${inc[@]}"
+  # A text call reaches only the class its object was declared with: a loop
+  # calling segmentor_.Predict() (a Segmentor) does not make Detector::Predict
+  # hot; the same loop over a Detector member does.
+  for member in Segmentor Detector; do
+    mkdir -p "$tmp/proj_recv$member/src" "$tmp/proj_recv$member/app"
+    echo 'project(p CXX)' >"$tmp/proj_recv$member/CMakeLists.txt"
+    printf '%s\n' '#include <torch/torch.h>' '#include <iostream>' \
+      'struct Detector { void Predict(const torch::Tensor& t); };' \
+      'void Detector::Predict(const torch::Tensor& t) { std::cout << t.sum().item<float>(); }' \
+      'int main() { torch::Device d(torch::kCUDA); Detector det; det.Predict(torch::ones(3, d)); }' \
+      >"$tmp/proj_recv$member/src/detector.cpp"
+    printf '%s\n' 'struct Segmentor { void Predict(int frame); };' \
+      "struct Stereo { $member member_; void run(); };" \
+      'void Stereo::run() { for (int i = 0; i < 100; ++i) member_.Predict(i); }' \
+      >"$tmp/proj_recv$member/app/stereo.cpp"
+  done
+  expect context-text-receiver-other-class 0 "detector.cpp:4:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_recvSegmentor/src/detector.cpp" -- -std=c++17 "${inc[@]}"
+  expect context-text-receiver-same-class 1 "detector.cpp:4:[0-9]+: warning: 'item\(\)' in 'Predict', which is called from a loop" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_recvDetector/src/detector.cpp" -- -std=c++17 "${inc[@]}"
   # A GUI program's main() comes from a framework macro (wxIMPLEMENT_APP):
   # a project with that and no CUDA is a CPU program.
   mkdir -p "$tmp/proj_wx/src"

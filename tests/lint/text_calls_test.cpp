@@ -200,5 +200,32 @@ int main() {
   EXPECT_EQ(find(calls, "n"), nullptr);
 }
 
+// What decides which class a call may reach (TextTypes.h): the object, the
+// written scope and the calling method's class.
+TEST(TextCalls, ReceiversQualifiersAndCallerClasses) {
+  auto calls = callsOf(R"(
+struct Module {
+  void tick() { update(); }
+};
+void Runner::run(std::vector<std::shared_ptr<Backend>>& dps) {
+  segmentor_.Predict(frame);
+  dps[0]->compute(x);
+  std::invoke(f, x);
+  this->step();
+  make().Reset();
+})");
+  ASSERT_NE(find(calls, "update"), nullptr);
+  EXPECT_EQ(find(calls, "update")->callerClass, "Module");  // an in-class body
+  EXPECT_EQ(find(calls, "update")->receiver, "");
+  ASSERT_NE(find(calls, "Predict"), nullptr);
+  EXPECT_EQ(find(calls, "Predict")->receiver, "segmentor_");
+  EXPECT_EQ(find(calls, "Predict")->callerClass, "Runner");  // Runner::run
+  EXPECT_EQ(find(calls, "compute")->receiver, "dps");       // through a subscript
+  EXPECT_EQ(find(calls, "invoke")->qualifier, "std");
+  EXPECT_EQ(find(calls, "invoke")->receiver, "");
+  EXPECT_EQ(find(calls, "step")->receiver, "this");
+  EXPECT_EQ(find(calls, "Reset")->receiver, "");  // on a temporary
+}
+
 }  // namespace
 }  // namespace nosync::lint
