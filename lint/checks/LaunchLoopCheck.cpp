@@ -24,8 +24,12 @@ namespace kn = ::nosync::rules::kernel_names;
 // Tensor methods that touch only metadata or views: no kernel launch.
 bool isMetadataMethod(StringRef Name) { return inGroup(OpGroup::MetadataMethod, Name); }
 
-// Collects the kernel-launching tensor operations in a loop body.
+// Collects the kernel-launching tensor operations in a loop body. An op whose
+// result is on the CPU (`torch::tensor(next, torch::kLong)`, a method of a
+// host tensor) runs on the host and launches nothing on the GPU.
 struct LaunchScan {
+  explicit LaunchScan(ASTContext &Ctx) : Ctx(Ctx) {}
+
   llvm::StringSet<> Ops;   // names of the launching ops seen
   bool OnlyInit = true;    // every launch is torch::nn::init::*
 
@@ -39,6 +43,10 @@ struct LaunchScan {
   }
 
 private:
+  ASTContext &Ctx;
+
+  bool onHost(const Expr *E) const { return placementOf(E, Ctx) == DeviceKind::Cpu; }
+
   void visit(const Expr *E) {
     // In a template, an operand of a dependent type leaves the operator
     // unresolved (`momentum.at(i) + grads.value().at(i) * delta` with `grads`
@@ -57,7 +65,7 @@ private:
     }
     StringRef Method = tensorMethodName(E);
     if (!Method.empty()) {
-      if (!isMetadataMethod(Method))
+      if (!isMetadataMethod(Method) && !onHost(E))
         add(Method, false);
       return;
     }
@@ -69,7 +77,7 @@ private:
     bool ReturnsTensor = isTensorType(F->getReturnType());
     if (StringRef(Q).starts_with("torch::nn::init::"))
       Ops.insert(F->getName());  // launches, but once at initialisation
-    else if (ReturnsTensor && (StringRef(Q).starts_with("at::") || StringRef(Q).starts_with("torch::")))
+    else if (ReturnsTensor && (StringRef(Q).starts_with("at::") || StringRef(Q).starts_with("torch::")) && !onHost(E))
       add(F->getName(), false);
   }
 
@@ -153,7 +161,7 @@ void LaunchLoopCheck::check(const MatchFinder::MatchResult &Result) {
   else if (const auto *For = dyn_cast<ForStmt>(Loop))
     Body = For->getBody();
 
-  LaunchScan Scan;
+  LaunchScan Scan(Ctx);
   Scan.scan(Body);
   if (Scan.Ops.empty() || Scan.OnlyInit || overFewTensors(Loop, Range, Ctx))
     return;
