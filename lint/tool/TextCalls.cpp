@@ -298,6 +298,9 @@ private:
       }
       return;
     }
+    // `matcher->operator()(ids)`: which class's operator the text cannot
+    // tell, and every overloaded operator of the project has that name.
+    if (is(t_[i], "operator")) return;
     TextCallEdge e;
     e.caller = fn->name;
     e.callee = t_[i].text.str();

@@ -213,6 +213,7 @@ void Runner::run(std::vector<std::shared_ptr<Backend>>& dps) {
   std::invoke(f, x);
   this->step();
   make().Reset();
+  matcher->operator()(ids);
 })");
   ASSERT_NE(find(calls, "update"), nullptr);
   EXPECT_EQ(find(calls, "update")->callerClass, "Module");  // an in-class body
@@ -225,6 +226,7 @@ void Runner::run(std::vector<std::shared_ptr<Backend>>& dps) {
   EXPECT_EQ(find(calls, "invoke")->receiver, "");
   EXPECT_EQ(find(calls, "step")->receiver, "this");
   EXPECT_EQ(find(calls, "Reset")->receiver, "");  // on a temporary
+  EXPECT_EQ(find(calls, "operator"), nullptr);    // any class's operator: no edge
 }
 
 }  // namespace

@@ -362,17 +362,24 @@ bool isIteratedPart(const Stmt *Loop, const Stmt *Child) {
   return isa<WhileStmt, DoStmt>(Loop);
 }
 
-// `step == warmup_steps`, `epoch == 0`: a step counter compared for
-// equality picks one iteration out of all of them.
+// `step == warmup_steps`, `epoch == 0`, `frame_count_ == 0`: a step or frame
+// counter (a local or a member) compared for equality picks one iteration out
+// of all of them.
 bool isOneIterationTest(const BinaryOperator *B) {
   if (B->getOpcode() != BO_EQ)
     return false;
-  static const llvm::StringSet<> CounterWords = {"iter", "iters", "iteration", "step", "steps", "epoch", "epochs"};
+  static const llvm::StringSet<> CounterWords = {"iter",  "iters",  "iteration", "step",  "steps",
+                                                 "epoch", "epochs", "frame",     "frames"};
   return llvm::any_of(std::initializer_list<const Expr *>{B->getLHS(), B->getRHS()}, [](const Expr *E) {
-    const auto *Ref = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
-    if (!Ref || !Ref->getDecl()->getDeclName().isIdentifier() || !Ref->getType()->isIntegerType())
+    E = E->IgnoreParenImpCasts();
+    const ValueDecl *Counter = nullptr;
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
+      Counter = Ref->getDecl();
+    else if (const auto *Member = dyn_cast<MemberExpr>(E))
+      Counter = Member->getMemberDecl();
+    if (!Counter || !Counter->getDeclName().isIdentifier() || !E->getType()->isIntegerType())
       return false;
-    return llvm::any_of(identifierWords(Ref->getDecl()->getName()),
+    return llvm::any_of(identifierWords(Counter->getName()),
                         [](const std::string &W) { return CounterWords.contains(W); });
   });
 }

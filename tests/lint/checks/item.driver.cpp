@@ -74,3 +74,21 @@ float load_pretrained(const std::vector<torch::Tensor>& weights) {
   // CHECK-MESSAGES: :[[@LINE-1]]:56: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
   return total;
 }
+
+// A frame counter, here a member, compared for equality picks one frame out of
+// all: first-frame diagnostics run once per viewer, not per frame.
+struct Viewer {
+  int frame_count_ = 0;
+  void render(const torch::Tensor& image) {
+    if (frame_count_ == 0) {
+      float peak = image.max().item<float>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:32: remark: 'item()' in throttled code (runs every N-th iteration): {{.*}} [nosync-item]
+      (void)peak;
+    }
+    ++frame_count_;
+  }
+};
+
+void show(Viewer& viewer, const torch::Tensor& image) {
+  for (int i = 0; i < 100; ++i) viewer.render(image);
+}
