@@ -212,13 +212,8 @@ ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
     llvm::SmallString<256> real;
     llvm::SmallString<256> rel(p);
     path::replace_path_prefix(rel, out.root + path::get_separator().str(), "");
-    if (runIsTests || fs::real_path(p, real) || inRun.contains(real)) return;
-    size_t first = out.textCalls.size();
-    collectTextCalls(code, rel, out.textCalls);
-    // A test program's calls are test code, loops included: a helper that
-    // only tests call (a debug dump of every point) runs in no training run.
-    if (isTestPath(path::parent_path(rel)))
-      for (size_t i = first; i < out.textCalls.size(); ++i) out.textCalls[i].callerIsTest = true;
+    if (!runIsTests && !fs::real_path(p, real) && !inRun.contains(real) && !isTestPath(path::parent_path(rel)))
+      collectTextCalls(code, rel, out.textCalls);
   });
   return out;
 }
