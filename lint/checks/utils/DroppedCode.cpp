@@ -278,8 +278,9 @@ void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall
 
 // The calls of a template's body that the compiler leaves unresolved until
 // instantiation: members of an object whose type depends on a template
-// parameter (`batch.data.to(device)`) and functions called with such an
-// object (`torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0)`).
+// parameter (`batch.data.to(device)`), members given a template parameter as
+// template argument (`loss.template item<float_t>()`) and functions called
+// with such an object (`torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0)`).
 class DependentCallFinder : public RecursiveASTVisitor<DependentCallFinder> {
 public:
   struct Unresolved {
@@ -292,6 +293,10 @@ public:
     const Expr *Callee = C->getCallee()->IgnoreParens();
     if (const auto *M = dyn_cast_or_null<CXXDependentScopeMemberExpr>(Callee))
       Found.push_back({C, M->getMemberLoc(), true});
+    // `loss.template item<float_t>()`: a known object, but the template
+    // argument waits for the template's own parameter.
+    else if (const auto *U = dyn_cast_or_null<UnresolvedMemberExpr>(Callee))
+      Found.push_back({C, U->getMemberLoc(), true});
     else if (const auto *L = dyn_cast_or_null<UnresolvedLookupExpr>(Callee))
       Found.push_back({C, L->getNameLoc(), false});
     return true;

@@ -60,6 +60,19 @@ template <typename LossFn> void fit(LossFn& loss_fn, const torch::Tensor& x, int
   }
 }
 
+// A known tensor given the template's own parameter as template argument
+// (`loss.template item<Scalar>()`) also waits for an instantiation.
+template <typename Scalar> struct Fitter {
+  torch::nn::Linear model{3, 1};
+  void fit(const torch::Tensor& x, int steps) {
+    for (int step = 0; step < steps; ++step) {
+      auto loss = model->forward(x).pow(2).mean();
+      AT_ASSERT(!std::isnan(loss.template item<Scalar>()));
+      // CHECK-MESSAGES: :[[@LINE-1]]:43: warning: 'item()' (on a type that depends on a template parameter, read from its text) inside a loop: {{.*}} [nosync-bool-condition]
+    }
+  }
+};
+
 int main() {
   torch::nn::Linear model(3, 1);
   auto x = torch::randn({8, 3}, torch::kCUDA);
