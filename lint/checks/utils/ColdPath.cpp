@@ -41,10 +41,15 @@ bool isDebugLogMacro(llvm::StringRef Name) {
   return llvm::any_of(identifierWords(Name), [](const std::string &W) { return W == "debug" || W == "verbose"; });
 }
 
-// spdlog::debug(..), logger->trace(..), log.verbose(..).
+// spdlog::debug(..), logger->trace(..), log.verbose(..); not torch::trace(m),
+// the trace of a matrix, nor torch::jit::trace.
 bool isDebugLogCall(const FunctionDecl *F) {
   static const llvm::StringSet<> Names = {"debug", "trace", "verbose"};
-  return F && F->getDeclName().isIdentifier() && Names.contains(F->getName());
+  if (!F || !F->getDeclName().isIdentifier() || !Names.contains(F->getName()))
+    return false;
+  std::string Q = F->getQualifiedNameAsString();
+  llvm::StringRef Name(Q);
+  return !(Name.starts_with("torch::") || Name.starts_with("at::") || Name.starts_with("c10::"));
 }
 
 }  // namespace
