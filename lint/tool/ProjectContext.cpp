@@ -170,10 +170,10 @@ bool mayReach(const TextCallEdge& c, llvm::StringRef key, const TextTypes& types
   if (!c.qualifier.empty()) return c.qualifier == owner || types.related(c.qualifier, owner);
   if (!types.isClass(owner)) return true;
   if (!c.receiver.empty() && c.receiver != "this") {
-    auto declared = types.declared.find(c.receiver);
-    if (declared == types.declared.end()) return true;
+    const std::set<std::string>* declared = types.typesOf(c.receiver, llvm::StringRef(c.at).rsplit(':').first);
+    if (!declared) return true;
     bool allClasses = true;
-    for (const std::string& t : declared->second) {
+    for (const std::string& t : *declared) {
       if (types.related(t, owner)) return true;
       allClasses = allClasses && types.isClass(t);
     }

@@ -208,10 +208,10 @@ ProjectSources scanProject(llvm::ArrayRef<std::string> files) {
     std::string code = codeWithoutComments(text);
     out.definesMain = out.definesMain || codeDefinesMain(code);
     out.mayUseCuda = out.mayUseCuda || codeMayUseCuda(code);
-    collectTextTypes(code, out.types);
     llvm::SmallString<256> real;
     llvm::SmallString<256> rel(p);
     path::replace_path_prefix(rel, out.root + path::get_separator().str(), "");
+    collectTextTypes(code, rel, out.types);
     if (!runIsTests && !fs::real_path(p, real) && !inRun.contains(real) && !isTestPath(path::parent_path(rel)))
       collectTextCalls(code, rel, out.textCalls);
   });

@@ -79,7 +79,14 @@ bool TextTypes::related(llvm::StringRef a, llvm::StringRef b) const {
   return derives(a, b) || derives(b, a);
 }
 
-void collectTextTypes(llvm::StringRef code, TextTypes& out) {
+const std::set<std::string>* TextTypes::typesOf(llvm::StringRef name, llvm::StringRef file) const {
+  if (auto f = declaredIn.find(file); f != declaredIn.end())
+    if (auto it = f->second.find(name); it != f->second.end()) return &it->second;
+  auto it = declared.find(name);
+  return it == declared.end() ? nullptr : &it->second;
+}
+
+void collectTextTypes(llvm::StringRef code, llvm::StringRef file, TextTypes& out) {
   std::vector<Tok> t = tokenize(code);
   for (size_t j = 0; j < t.size(); ++j) {
     if ((is(t[j], "class") || is(t[j], "struct")) && !(j > 0 && is(t[j - 1], "enum"))) {
@@ -91,7 +98,10 @@ void collectTextTypes(llvm::StringRef code, TextTypes& out) {
     if (next != ";" && next != "=" && next != "{" && next != "," && next != ")" && next != "[" && next != "(" &&
         next != ":")
       continue;
-    if (llvm::StringRef type = declaredTypeBefore(t, j); !type.empty()) out.declared[t[j].text.str()].insert(type.str());
+    if (llvm::StringRef type = declaredTypeBefore(t, j); !type.empty()) {
+      out.declared[t[j].text.str()].insert(type.str());
+      out.declaredIn[file.str()][t[j].text.str()].insert(type.str());
+    }
   }
 }
 

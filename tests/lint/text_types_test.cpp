@@ -11,7 +11,7 @@ namespace {
 
 TextTypes typesOf(const std::string& code) {
   TextTypes out;
-  collectTextTypes(code, out);
+  collectTextTypes(code, "src/a.h", out);
   return out;
 }
 
@@ -55,6 +55,18 @@ void run(Trainer* trainer, int steps) {
   EXPECT_EQ(types.declared.at("agent"), (std::set<std::string>{"Agent"}));
   EXPECT_EQ(types.declared.count("problem"), 0u);  // auto says nothing
   EXPECT_EQ(types.declared.count("helper"), 0u);   // `return helper(` is no declaration
+}
+
+// A name declared in the file that uses it means that declaration; elsewhere
+// every declaration of the project counts.
+TEST(TextTypes, TheUsingFileDeclarationComesFirst) {
+  TextTypes types;
+  collectTextTypes("class GymEnv { py::object env_; };", "rlop/gym_envs.h", types);
+  collectTextTypes("class Ppo { GymEnv env_; void reset() { env_.Reset(); } };", "examples/ppo.h", types);
+  ASSERT_NE(types.typesOf("env_", "examples/ppo.h"), nullptr);
+  EXPECT_EQ(*types.typesOf("env_", "examples/ppo.h"), (std::set<std::string>{"GymEnv"}));
+  EXPECT_EQ(*types.typesOf("env_", "examples/main.cpp"), (std::set<std::string>{"GymEnv", "object"}));
+  EXPECT_EQ(types.typesOf("agent_", "examples/ppo.h"), nullptr);
 }
 
 }  // namespace
