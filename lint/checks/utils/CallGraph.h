@@ -160,7 +160,7 @@ inline std::string encodeLocal(const LocalContext &L) {
 inline bool decodeLocal(const std::string &S, LocalContext &L) {
   bool *Fields[] = {&L.InTest,   &L.Throttled,   &L.OneOffName,     &L.InLoop,     &L.AfterTraining, &L.InMain,
                     &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit, &L.CapturesGraph,
-                    &L.InEvalLoop, &L.InPassLoop,  &L.FailurePath,   &L.DebugLog};
+                    &L.InEvalLoop, &L.InPassLoop, &L.FailurePath, &L.DebugLog};
   if (S.size() != std::size(Fields) || S.find_first_not_of("01") != std::string::npos)
     return false;
   for (size_t I = 0; I < std::size(Fields); ++I)
