@@ -193,6 +193,32 @@ if [[ -n "$TORCH_INC" ]]; then
     "$LINT" --no-cache --min-severity=note "$tmp/proj_recvSegmentor/src/detector.cpp" -- -std=c++17 "${inc[@]}"
   expect context-text-receiver-same-class 1 "detector.cpp:4:[0-9]+: warning: 'item\(\)' in 'Predict', which is called from a loop" -- \
     "$LINT" --no-cache --min-severity=note "$tmp/proj_recvDetector/src/detector.cpp" -- -std=c++17 "${inc[@]}"
+  # Two programs of one project: an inference tool's frame loop is its
+  # workload, though the trainer beside it trains; a main() that drives a
+  # trainer library evaluates once after training.
+  mkdir -p "$tmp/proj_programs/src"
+  echo 'project(p CXX)' >"$tmp/proj_programs/CMakeLists.txt"
+  printf '%s\n' '#include <torch/torch.h>' 'void fit_model(torch::nn::Linear& model, torch::Device d) {' \
+    '  torch::optim::SGD opt(model->parameters(), 0.1);' \
+    '  for (int step = 0; step < 1000; ++step) {' \
+    '    auto loss = model->forward(torch::randn({8, 4}, d)).pow(2).mean();' \
+    '    opt.zero_grad(); loss.backward(); opt.step();' '  }' '}' >"$tmp/proj_programs/src/trainer.cpp"
+  for prog in infer drive; do
+    fit='  torch::load(model, "model.pt");'
+    [[ $prog == drive ]] && fit='  fit_model(model, d);'
+    printf '%s\n' '#include <torch/torch.h>' '#include <iostream>' \
+      'void fit_model(torch::nn::Linear& model, torch::Device d);' 'int main() {' \
+      '  torch::Device d(torch::kCUDA);' '  torch::nn::Linear model(4, 1);' "$fit" \
+      '  for (int frame = 0; frame < 1000; ++frame)' \
+      '    std::cout << model->forward(torch::randn({1, 4}, d)).item<float>() << "\n";' '}' \
+      >"$tmp/proj_programs/src/$prog.cpp"
+  done
+  expect context-program-infer-beside-trainer 1 "infer.cpp:9:[0-9]+: warning: 'item\(\)' inside a loop" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_programs/src/infer.cpp" "$tmp/proj_programs/src/trainer.cpp" \
+    -- -std=c++17 "${inc[@]}"
+  expect context-program-drives-trainer 0 "drive.cpp:9:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_programs/src/drive.cpp" "$tmp/proj_programs/src/trainer.cpp" \
+    -- -std=c++17 "${inc[@]}"
   # A GUI program's main() comes from a framework macro (wxIMPLEMENT_APP):
   # a project with that and no CUDA is a CPU program.
   mkdir -p "$tmp/proj_wx/src"
