@@ -25,6 +25,8 @@ bool isNotAType(llvm::StringRef word) {
 // records Net and its bases; a declaration (`class Net;`) records nothing.
 void readClass(const std::vector<Tok>& t, size_t i, TextTypes& out) {
   if (i + 1 >= t.size() || t[i + 1].kind != Tok::Ident) return;
+  // `template <typename M, class Net>`: a template parameter, no class.
+  if (i + 2 < t.size() && (is(t[i + 2], ">") || is(t[i + 2], ",") || is(t[i + 2], "="))) return;
   std::string name = t[i + 1].text.str();
   std::set<std::string> bases;
   int angle = 0;

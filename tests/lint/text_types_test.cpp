@@ -22,12 +22,15 @@ class DeepPotBackend { public: virtual void compute(int) = 0; };
 class DeepPotPT : public deepmd::DeepPotBackend, private Logging<int> { void compute(int) override; };
 struct NetImpl : torch::nn::Module {};
 enum class Mode { Train, Eval };
+template <typename M, class Net> struct Trainer { Net net_; };
 )");
   EXPECT_TRUE(types.isClass("DeepPotBackend"));
   EXPECT_TRUE(types.isClass("DeepPotPT"));
   EXPECT_TRUE(types.isClass("NetImpl"));
   EXPECT_FALSE(types.isClass("Backend"));  // declared, not defined here
   EXPECT_FALSE(types.isClass("Mode"));     // an enum
+  EXPECT_FALSE(types.isClass("Net"));      // a template parameter
+  EXPECT_TRUE(types.isClass("Trainer"));
   EXPECT_EQ(types.bases.at("DeepPotPT"), (std::set<std::string>{"DeepPotBackend", "Logging"}));
   EXPECT_TRUE(types.related("DeepPotPT", "DeepPotBackend"));
   EXPECT_TRUE(types.related("DeepPotBackend", "DeepPotPT"));
