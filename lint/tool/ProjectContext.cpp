@@ -263,35 +263,46 @@ std::vector<TextCallEdge> callsLostToErrors(const std::vector<TuResult>& results
   return lost;
 }
 
-// Whether the program `tu` belongs to trains. A unit with main() that does
+// Whether the program a unit belongs to trains. A unit with main() that does
 // not train is a program of its own (an inference or probe tool beside the
 // trainer), whose loops are its workload, unless its calls reach a function
 // defined in a unit that trains and has no main() (the trainer library it
 // drives). Functions the unit defines itself (a shared header's) do not
 // count. A unit without main() belongs to whichever program calls it: then
-// any unit of the run that trains decides.
-bool programTrains(const TuResult& tu, const std::vector<TuResult>& results, bool runTrains) {
-  if (!tu.hasMain || tu.trains) return runTrains || tu.trains;
-  llvm::StringSet<> own, trainingLibrary;
-  for (const ExportedCall& c : tu.calls) own.insert(c.Caller);
-  for (const TuResult& other : results)
-    if (other.trains && !other.hasMain)
-      for (const ExportedCall& c : other.calls)
-        if (!own.contains(c.Caller)) trainingLibrary.insert(c.Caller);
-  if (trainingLibrary.empty()) return false;
-  llvm::StringMap<llvm::SmallVector<llvm::StringRef, 4>> callees;
-  for (const TuResult& r : results)
-    for (const ExportedCall& c : r.calls) callees[c.Caller].push_back(c.Callee);
-  llvm::SmallVector<llvm::StringRef, 32> work(own.keys().begin(), own.keys().end());
-  llvm::StringSet<> seen = own;
-  while (!work.empty()) {
-    llvm::StringRef f = work.pop_back_val();
-    if (trainingLibrary.contains(f)) return true;
-    for (llvm::StringRef g : callees.lookup(f))
-      if (seen.insert(g).second) work.push_back(g);
+// any unit of the run that trains decides. The call graph is built once per
+// run, and only when some unit needs it.
+class ProgramTraining {
+public:
+  ProgramTraining(const std::vector<TuResult>& results, bool runTrains) : runTrains_(runTrains) {
+    for (const TuResult& r : results)
+      if (r.trains && !r.hasMain)
+        for (const ExportedCall& c : r.calls) library_.insert(c.Caller);
+    if (library_.empty() || llvm::none_of(results, [](const TuResult& r) { return r.hasMain && !r.trains; }))
+      return;
+    for (const TuResult& r : results)
+      for (const ExportedCall& c : r.calls) callees_[c.Caller].push_back(c.Callee);
   }
-  return false;
-}
+
+  bool trains(const TuResult& tu) const {
+    if (!tu.hasMain || tu.trains) return runTrains_;
+    llvm::StringSet<> own;
+    for (const ExportedCall& c : tu.calls) own.insert(c.Caller);
+    llvm::SmallVector<llvm::StringRef, 32> work(own.keys().begin(), own.keys().end());
+    llvm::StringSet<> seen = own;
+    while (!work.empty()) {
+      llvm::StringRef f = work.pop_back_val();
+      if (library_.contains(f) && !own.contains(f)) return true;
+      for (llvm::StringRef g : callees_.lookup(f))
+        if (seen.insert(g).second) work.push_back(g);
+    }
+    return false;
+  }
+
+private:
+  bool runTrains_;
+  llvm::StringSet<> library_;  // functions of units that train and have no main()
+  llvm::StringMap<llvm::SmallVector<llvm::StringRef, 4>> callees_;
+};
 
 }  // namespace
 
@@ -305,7 +316,7 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
       sources.isCpuProgram() && llvm::none_of(results, [](const TuResult& tu) { return tu.namesCuda; });
   bool cpuProgram = runIsCpuProgram || projectIsCpuProgram;
   // A loop that does not train, in a function called once, is an evaluation
-  // pass when its program trains (programTrains), whichever unit holds it.
+  // pass when its program trains (ProgramTraining), whichever unit holds it.
   bool runTrains = llvm::any_of(results, [](const TuResult& tu) { return tu.trains; });
   // One unit and no other source: the checks saw every caller there is.
   if (results.size() < 2 && !projectIsCpuProgram && sources.textCalls.empty() &&
@@ -348,9 +359,10 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
   for (const TuResult& tu : results)
     for (const ExportedCall& c : tu.calls) places[c.Callee].push_back(c.ArgPlaces);
 
+  ProgramTraining programs(results, runTrains);
   unsigned changed = 0;
   for (TuResult& tu : results) {
-    bool trains = programTrains(tu, results, runTrains);
+    bool trains = programs.trains(tu);
     std::vector<clang::tidy::ClangTidyError> kept;
     for (auto& e : tu.errors) {
       auto note = llvm::find_if(e.Notes, isContextNote);

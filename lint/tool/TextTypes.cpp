@@ -47,8 +47,7 @@ void readClass(const std::vector<Tok>& t, size_t i, TextTypes& out) {
     else if (is(k, ",") && inBases) {
       if (!last.empty()) bases.insert(last);
       last.clear();
-    } else if (inBases && k.kind == Tok::Ident && !isNotAType(k.text) && !is(k, "public") && !is(k, "private") &&
-               !is(k, "protected") && !is(k, "virtual")) {
+    } else if (inBases && k.kind == Tok::Ident && !isNotAType(k.text)) {  // not public, virtual, ...
       last = k.text.str();  // the last component of a qualified name
     }
   }
