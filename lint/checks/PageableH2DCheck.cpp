@@ -53,6 +53,19 @@ bool holdsNoElements(const Expr *E) {
   return List && List->getNumInits() == 0;
 }
 
+// `torch::tensor(0.0f, device)`: one scalar, not a list or a vector.
+// TensorDataContainer makes it with at::scalar_tensor, an empty tensor on the
+// device filled by a kernel that takes the value as its argument: no copy.
+bool holdsOneScalar(const CallExpr *Call) {
+  if (Call->getNumArgs() == 0)
+    return false;
+  const Expr *Data = Call->getArg(0)->IgnoreImplicit();
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Data);
+      Construct && Construct->getNumArgs() == 1 && !Construct->isListInitialization())
+    Data = Construct->getArg(0)->IgnoreImplicit();
+  return !isa<InitListExpr>(Data) && Data->getType()->isArithmeticType();
+}
+
 // `critic.forward(x).to(device)`, `out[0].toTensor().select(0, 0).to(dvc)`:
 // a module's output (or a scripted module's, through its IValue), looked at
 // through the views and indexing taken of it. It is made where the module's
@@ -253,6 +266,8 @@ void PageableH2DCheck::checkTensorFromHost(const CallExpr *Call, ASTContext &Ctx
       Options = Call->getArg(I);
   if (!Options || isa<CXXDefaultArgExpr>(Options))
     return;  // built on the CPU and left there
+  if (holdsOneScalar(Call))
+    return;  // filled on the device
   // As for .to(device): a device the source does not show is, in training
   // code, the GPU; options that name no device keep the values on the CPU.
   DeviceKind Target = classifyDevice(Options, Ctx);

@@ -139,7 +139,8 @@ void predict(torch::nn::Linear& model, torch::nn::LSTM& lstm, const torch::Tenso
 }
 
 // torch::tensor of host values with a device in its options gathers them on
-// the host and copies them up; with a dtype only, or the CPU, they stay there.
+// the host and copies them up (a braced list of one value too); with a dtype
+// only, or the CPU, they stay there.
 void decode_tokens(const std::vector<int64_t>& ids, torch::Device device) {
   for (int step = 0; step < 10; ++step) {
     auto tokens = torch::tensor(ids, torch::dtype(torch::kLong).device(device));
@@ -148,7 +149,10 @@ void decode_tokens(const std::vector<int64_t>& ids, torch::Device device) {
     // CHECK-MESSAGES: :[[@LINE-1]]:16: warning: 'tensor(...)' with a device {{.*}} inside a loop: {{.*}} [nosync-pageable-h2d]
     auto host_ids = torch::tensor(ids, torch::kLong);
     auto cpu_ids = torch::tensor(ids, torch::TensorOptions().device(torch::kCPU));
-    (void)tokens, (void)eot, (void)host_ids, (void)cpu_ids;
+    // One scalar (not a list) is at::scalar_tensor: filled on the device, no copy.
+    auto loss_sum = torch::tensor(0.0f, device);
+    auto bias = torch::tensor(static_cast<double>(step), torch::dtype(torch::kFloat).device(device));
+    (void)tokens, (void)eot, (void)host_ids, (void)cpu_ids, (void)loss_sum, (void)bias;
   }
 }
 
