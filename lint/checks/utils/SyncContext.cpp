@@ -46,6 +46,9 @@ bool trainsThroughCalls(const Stmt *S, int Depth = 0);
 bool isPassLoop(const Stmt *Loop, ASTContext &Ctx);
 bool neverTaken(const IfStmt *If);
 bool dispatchesCommand(const IfStmt *If, ASTContext &Ctx);
+enum class Leaves { Nothing, InnermostLoop, AllLoops };
+Leaves leavesLoop(const IfStmt *If);
+const Stmt *loopLeftByBreak(const IfStmt *If, ASTContext &Ctx);
 
 // The user's methods by name (LibTorch and the standard library skipped).
 class UserMethods : public RecursiveASTVisitor<UserMethods> {
@@ -66,6 +69,49 @@ public:
 private:
   const SourceManager &SM;
 };
+
+// The function a thread start names: `&Class::method`, `function`, or a
+// lambda (its call operator).
+const FunctionDecl *calledThrough(const Expr *Callable) {
+  if (!Callable)
+    return nullptr;
+  const Expr *E = Callable->IgnoreImplicit()->IgnoreParens();
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(E); Construct && Construct->getNumArgs() == 1)
+    E = Construct->getArg(0)->IgnoreImplicit()->IgnoreParens();  // a lambda copied into the argument
+  if (const auto *Addr = dyn_cast<UnaryOperator>(E); Addr && Addr->getOpcode() == UO_AddrOf)
+    E = Addr->getSubExpr()->IgnoreParens();
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
+    return dyn_cast<FunctionDecl>(Ref->getDecl());
+  if (const auto *Lambda = dyn_cast<LambdaExpr>(E))
+    return Lambda->getCallOperator();
+  return nullptr;
+}
+
+// std::thread / std::jthread / boost::thread constructed with a callable.
+const FunctionDecl *threadEntryOf(const CXXRecordDecl *Made, const Expr *FirstArg) {
+  if (!Made || !Made->getDeclName().isIdentifier())
+    return nullptr;
+  std::string Q = Made->getQualifiedNameAsString();
+  if (Q != "std::thread" && Q != "std::jthread" && Q != "boost::thread")
+    return nullptr;
+  return calledThrough(FirstArg);
+}
+
+// std::async([policy,] f, args...) and pthread_create(&t, attr, f, arg).
+const FunctionDecl *threadEntryOf(const CallExpr *Call) {
+  const FunctionDecl *F = Call->getDirectCallee();
+  if (!F || !F->getDeclName().isIdentifier())
+    return nullptr;
+  std::string Q = F->getQualifiedNameAsString();
+  if (Q == "std::async" && Call->getNumArgs() >= 1) {
+    const Expr *First = Call->getArg(0)->IgnoreImplicit();
+    bool HasPolicy = First->getType()->isEnumeralType();
+    return HasPolicy ? (Call->getNumArgs() >= 2 ? calledThrough(Call->getArg(1)) : nullptr) : calledThrough(First);
+  }
+  if (Q == "pthread_create" && Call->getNumArgs() == 4)
+    return calledThrough(Call->getArg(2));
+  return nullptr;
+}
 
 // Records, for every call in user code, the caller, the callee and whether
 // the call sits in a loop; then closes the "called from a loop" set over the
@@ -142,6 +188,12 @@ public:
     unsigned SavedLoopDepth = LoopDepth;
     if (LoopDepth && dispatchesCommand(S, Ctx))
       LoopDepth = 0;
+    // A branch that ends by leaving the loop runs once per run of that loop:
+    // `if (loss < best) { log(loss.item()); break; }`.
+    if (Leaves L = leavesLoop(S); L == Leaves::AllLoops)
+      LoopDepth = 0;
+    else if (L == Leaves::InnermostLoop && LoopDepth && loopLeftByBreak(S, Ctx))
+      --LoopDepth;
     TraverseStmt(S->getThen());
     LoopDepth = SavedLoopDepth;
     ThrottleDepth -= Throttles;
@@ -155,6 +207,7 @@ public:
     if (!CurrentFn)
       return true;
     UnitTrains = UnitTrains || isTrainingCall(Call);
+    addThreadStart(Call, threadEntryOf(Call));
     for (const FunctionDecl *Callee : calleesOf(Call)) {
       Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdSite(Call),
                        runsOnce(CurrentFn), Call->getBeginLoc()});
@@ -174,6 +227,8 @@ public:
   // where the object is made, so it is called from there like a function.
   bool VisitCXXConstructExpr(CXXConstructExpr *E) {
     const CXXConstructorDecl *Ctor = E->getConstructor();
+    if (CurrentFn && Ctor)
+      addThreadStart(E, threadEntryOf(Ctor->getParent(), E->getNumArgs() ? E->getArg(0) : nullptr));
     if (!CurrentFn || !Ctor || Ctor->isImplicit() ||
         Ctx.getSourceManager().isInSystemHeader(Ctor->getLocation()))
       return true;
@@ -200,6 +255,21 @@ public:
   bool unitTrains() const { return UnitTrains; }
 
 private:
+
+  // `std::thread(&NeuralSLAM::batch_train, this)`: the entry runs once per
+  // thread started, like main() for its thread, so the start is an edge from
+  // a caller that runs once: started from straight-line code, the entry's
+  // straight-line code runs once and its loops are its hot loops; started in
+  // a loop or from hot code, it is hot. A constructor that starts a thread is
+  // not the thread's setup: the edge is cold only from a test or a cold path.
+  void addThreadStart(const Expr *Start, const FunctionDecl *Entry) {
+    if (!Entry)
+      return;
+    Edges.push_back({CurrentFn, normalize(Entry), LoopDepth > 0, ThrottleDepth > 0,
+                     isTestFunction(CurrentFn, Ctx) || coldPathOf(Start, Ctx) != ColdPath::None,
+                     /*CallerRunsOnce=*/true, Start->getBeginLoc()});
+    Calls.push_back(nullptr);  // the thread's arguments are not placed
+  }
 
   // Entering a loop; at a function's outermost loop, whether that loop is a
   // pass (neither trains nor serves requests).
@@ -420,6 +490,12 @@ bool containsThrottleTest(const Stmt *S, int Depth) {
     return true;
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S); Op && Op->getOperator() == OO_Percent)
     return true;
+  // `bool checkpoint_it = epoch % save_every == 0; ... if (checkpoint_it)`:
+  // a local flag set from such a test throttles like the test.
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(S); Ref && Depth < 2)
+    if (const auto *V = dyn_cast<VarDecl>(Ref->getDecl());
+        V && V->isLocalVarDecl() && V->getType()->isBooleanType() && V->getInit())
+      return containsThrottleTest(V->getInit(), Depth + 1);
   // if (is_refining(iter)): a predicate of the unit whose body tests a
   // remainder (`iter % refine_every == 0`) throttles like the test itself.
   if (const auto *Call = dyn_cast<CallExpr>(S); Call && Depth < 2)
@@ -618,6 +694,38 @@ bool comparesWithString(const Expr *Cond) {
 // and a command is a whole run (a simulation, a training). A branch of a
 // chain of at least three comparisons with string literals is not repeated
 // by the loops around the chain.
+// How the branch taken ends: by `break` (the innermost loop or switch is
+// left), by `return` (every loop of the function is), or neither.
+Leaves leavesLoop(const IfStmt *If) {
+  const Stmt *Last = If->getThen();
+  if (const auto *Block = dyn_cast<CompoundStmt>(Last))
+    Last = Block->body_empty() ? nullptr : Block->body_back();
+  if (isa_and_nonnull<BreakStmt>(Last))
+    return Leaves::InnermostLoop;
+  if (isa_and_nonnull<ReturnStmt>(Last))
+    return Leaves::AllLoops;
+  return Leaves::Nothing;
+}
+
+// The loop a `break` at the end of the branch leaves: the nearest loop or
+// switch around the if, when it is a loop that counts (not a tiny one).
+const Stmt *loopLeftByBreak(const IfStmt *If, ASTContext &Ctx) {
+  DynTypedNode Node = DynTypedNode::create(*If);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    if (Parents.empty())
+      return nullptr;
+    Node = Parents[0];
+    const Stmt *S = Node.get<Stmt>();
+    if (!S)
+      return nullptr;  // reached the function
+    if (isa<SwitchStmt>(S))
+      return nullptr;
+    if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(S))
+      return isTinyLoop(S, Ctx) ? nullptr : S;
+  }
+}
+
 bool dispatchesCommand(const IfStmt *If, ASTContext &Ctx) {
   if (!comparesWithString(If->getCond()))
     return false;
@@ -1036,6 +1144,8 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   bool InLoop = TextLoop.isValid(), Throttled = TextThrottle.isValid(), InHotLambda = false, StaticInit = false;
   // Below a command's branch: the loops that read the commands do not repeat it.
   bool InCommand = false;
+  // Below a branch that ends with `break`: the loop it leaves does not repeat it.
+  const Stmt *LeftByBreak = nullptr;
   const Stmt *OutermostLoop = nullptr, *InnermostLoop = nullptr, *Throttle = nullptr;
   const LambdaExpr *HotLambda = nullptr;
   const FunctionDecl *Fn = nullptr;
@@ -1061,8 +1171,14 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
       const Stmt *C = Child.get<Stmt>();
       if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && dispatchesCommand(If, Ctx))
         InCommand = true;
+      if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen()) {
+        if (Leaves L = leavesLoop(If); L == Leaves::AllLoops)
+          InCommand = true;  // runs once per call, like a command's branch
+        else if (L == Leaves::InnermostLoop)
+          LeftByBreak = loopLeftByBreak(If, Ctx);
+      }
       if (isa<ForStmt, CXXForRangeStmt, WhileStmt, DoStmt>(St) && isIteratedPart(St, C) && !isTinyLoop(St, Ctx) &&
-          !InCommand) {
+          !InCommand && St != LeftByBreak) {
         InLoop = true;
         OutermostLoop = St;
         if (!InnermostLoop)

@@ -120,6 +120,13 @@ void train(torch::nn::Linear& model, const torch::Tensor& x) {
       float refined = refine(x);
       (void)refined;
     }
+    // A flag set from the test throttles like the test.
+    bool checkpoint_it = step % 20 == 0 || step == 99;
+    if (checkpoint_it) {
+      float saved = loss.item<float>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:26: remark: 'item()' in throttled code (runs every N-th iteration): {{.*}} [nosync-item]
+      (void)saved;
+    }
     // `k % 5 == 0` in a loop of five turns is true on one turn of every
     // step: once per step, no throttle.
     for (int k = 0; k < 5; ++k) {
