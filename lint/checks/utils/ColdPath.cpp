@@ -52,7 +52,74 @@ bool isDebugLogCall(const FunctionDecl *F) {
   return !(Name.starts_with("torch::") || Name.starts_with("at::") || Name.starts_with("c10::"));
 }
 
+// `bool mult_error = false;` that no statement of its function assigns,
+// increments, binds to a non-const reference or takes the address of: every
+// use reads it.
+bool neverChanged(const VarDecl *V, ASTContext &Ctx) {
+  const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
+  if (!Fn || !Fn->getBody())
+    return false;
+  bool Changed = false;
+  llvm::SmallVector<const Stmt *, 64> Work{Fn->getBody()};
+  while (!Work.empty() && !Changed) {
+    const Stmt *S = Work.pop_back_val();
+    if (!S)
+      continue;
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(S); Ref && Ref->getDecl() == V) {
+      DynTypedNodeList Parents = Ctx.getParents(*Ref);
+      const auto *Cast = Parents.empty() ? nullptr : Parents[0].get<ImplicitCastExpr>();
+      Changed = !Cast || Cast->getCastKind() != CK_LValueToRValue;
+    }
+    for (const Stmt *Child : S->children())
+      Work.push_back(Child);
+  }
+  return !Changed;
+}
+
+// The branch of `If` that holds `Child`, when the build never takes it.
+bool inDeadBranch(const IfStmt *If, const Stmt *Child) {
+  if (If->isConsteval())
+    return false;
+  std::optional<bool> Value = constantCondition(If->getCond());
+  return (Child == If->getThen() && Value == false) || (Child == If->getElse() && Value == true);
+}
+
 }  // namespace
+
+std::optional<bool> constantCondition(const Expr *Cond) {
+  Cond = Cond ? Cond->IgnoreParenImpCasts() : nullptr;
+  if (!Cond || Cond->isValueDependent())
+    return std::nullopt;
+  if (const auto *B = dyn_cast<CXXBoolLiteralExpr>(Cond))
+    return B->getValue();
+  if (const auto *I = dyn_cast<IntegerLiteral>(Cond))
+    return I->getValue() != 0;
+  if (const auto *Not = dyn_cast<UnaryOperator>(Cond); Not && Not->getOpcode() == UO_LNot) {
+    std::optional<bool> Inner = constantCondition(Not->getSubExpr());
+    return Inner ? std::optional<bool>(!*Inner) : std::nullopt;
+  }
+  if (const auto *B = dyn_cast<BinaryOperator>(Cond); B && B->isLogicalOp()) {
+    std::optional<bool> L = constantCondition(B->getLHS()), R = constantCondition(B->getRHS());
+    bool Decisive = B->getOpcode() == BO_LOr;  // the value that decides alone
+    if (L == Decisive || R == Decisive)
+      return Decisive;
+    if (L && R)
+      return !Decisive;
+    return std::nullopt;
+  }
+  const auto *Ref = dyn_cast<DeclRefExpr>(Cond);
+  const auto *V = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  if (!V || !V->getInit() || V->getInit()->isValueDependent())
+    return std::nullopt;
+  ASTContext &Ctx = V->getASTContext();
+  bool Fixed = V->getType().isConstQualified() || V->isConstexpr() ||
+               (V->isLocalVarDecl() && !V->isStaticLocal() && V->getType()->isBooleanType() &&
+                isa<CXXBoolLiteralExpr>(V->getInit()->IgnoreParenImpCasts()) && neverChanged(V, Ctx));
+  bool Res = false;
+  if (!Fixed || !V->getInit()->EvaluateAsBooleanCondition(Res, Ctx))
+    return std::nullopt;
+  return Res;
+}
 
 ColdPath coldPathOf(const Stmt *S, ASTContext &Ctx) {
   if (isDebugLogMacro(outermostMacroName(S->getBeginLoc(), Ctx)))
@@ -67,6 +134,8 @@ ColdPath coldPathOf(const Stmt *S, ASTContext &Ctx) {
       return ColdPath::None;
     if (P.get<CXXThrowExpr>())
       return ColdPath::Failure;
+    if (const auto *If = P.get<IfStmt>(); If && inDeadBranch(If, Child.get<Stmt>()))
+      return ColdPath::DeadBranch;
     if (const auto *Call = P.get<CallExpr>(); Call && Child.get<Stmt>() != Call->getCallee()) {
       if (noReturnCallee(Call))
         return ColdPath::Failure;

@@ -8,13 +8,23 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Stmt.h"
 
+#include <optional>
+
 namespace clang::tidy::nosync {
 
 enum class ColdPath {
   None,
-  Failure,   // an argument of a throw or of a [[noreturn]] call, or a branch that ends in one
-  DebugLog,  // inside a DEBUG/VERBOSE logging macro, or an argument of debug()/trace()/verbose()
+  Failure,     // an argument of a throw or of a [[noreturn]] call, or a branch that ends in one
+  DebugLog,    // inside a DEBUG/VERBOSE logging macro, or an argument of debug()/trace()/verbose()
+  DeadBranch,  // a branch whose condition the build fixes the other way (`if (DEBUG)`, DEBUG false)
 };
+
+/// The value of a condition the program fixes at build time: `false`, `0`,
+/// a const or constexpr variable initialized with a constant (`const bool
+/// IS_TRAIN = false;`, `#define DEBUG false`), a local initialized with a
+/// literal that nothing in its function changes, `!`, `&&` and `||` of
+/// those; none for anything decided at run time.
+std::optional<bool> constantCondition(const Expr *Cond);
 
 /// Whether `S` is on a cold path of its function (lambdas are looked into,
 /// not through).

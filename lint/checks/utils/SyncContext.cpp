@@ -645,30 +645,6 @@ bool isTrainingCall(const Stmt *S) {
          (M->getName() == "step" && llvm::StringRef(Cls).starts_with("torch::optim::"));
 }
 
-// The value of a condition the program fixes at build time: `false`, `0`, a
-// const or constexpr variable initialized with a constant (`const bool
-// IS_TRAIN = false;`), or `!` of one; none for anything decided at run time.
-std::optional<bool> constantCondition(const Expr *Cond) {
-  Cond = Cond ? Cond->IgnoreParenImpCasts() : nullptr;
-  if (!Cond || Cond->isValueDependent())
-    return std::nullopt;
-  if (const auto *B = dyn_cast<CXXBoolLiteralExpr>(Cond))
-    return B->getValue();
-  if (const auto *I = dyn_cast<IntegerLiteral>(Cond))
-    return I->getValue() != 0;
-  if (const auto *Not = dyn_cast<UnaryOperator>(Cond); Not && Not->getOpcode() == UO_LNot) {
-    std::optional<bool> Inner = constantCondition(Not->getSubExpr());
-    return Inner ? std::optional<bool>(!*Inner) : std::nullopt;
-  }
-  const auto *Ref = dyn_cast<DeclRefExpr>(Cond);
-  const auto *V = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
-  bool Res = false;
-  if (!V || !(V->getType().isConstQualified() || V->isConstexpr()) || !V->getInit() ||
-      V->getInit()->isValueDependent() || !V->getInit()->EvaluateAsBooleanCondition(Res, V->getASTContext()))
-    return std::nullopt;
-  return Res;
-}
-
 // `if (IS_TRAIN) { ..training loop.. }` with `const bool IS_TRAIN = false;`:
 // a branch the build leaves dead never runs, so it neither trains nor calls.
 bool neverTaken(const IfStmt *If) { return !If->isConsteval() && constantCondition(If->getCond()) == false; }
@@ -985,6 +961,8 @@ std::string SyncContext::describe() const {
     return "on a failure path";
   if (Kind == ContextKind::OneOff && Local.DebugLog)
     return "in debug logging";
+  if (Kind == ContextKind::OneOff && Local.DeadBranch)
+    return "in a branch this build never takes";
   return describeContext(Kind, functionName());
 }
 
@@ -1213,6 +1191,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   ColdPath Cold = coldPathOf(S, Ctx);
   L.FailurePath = Cold == ColdPath::Failure;
   L.DebugLog = Cold == ColdPath::DebugLog;
+  L.DeadBranch = Cold == ColdPath::DeadBranch;
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };
