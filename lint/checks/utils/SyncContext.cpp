@@ -570,11 +570,33 @@ bool servesArchive(const FunctionDecl *F) {
   });
 }
 
+bool callsTorchLoad(const Stmt *S) {
+  if (!S)
+    return false;
+  if (const auto *CE = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *Callee = CE->getDirectCallee())
+      if (Callee->getQualifiedNameAsString() == "torch::load")
+        return true;
+  return llvm::any_of(S->children(), [](const Stmt *C) { return callsTorchLoad(C); });
+}
+
+// `void load(const std::string& dir)` that calls torch::load: a checkpoint
+// read back, once per run. "load" alone is not enough (load_batch() runs
+// every step) and neither is torch::load alone (a trainer that resumes from
+// a checkpoint before its loop).
+bool readsCheckpoint(const FunctionDecl *F) {
+  if (!F->getDeclName().isIdentifier() || !F->hasBody())
+    return false;
+  llvm::SmallVector<std::string, 4> Words = identifierWords(F->getName());
+  return llvm::is_contained(Words, "load") && callsTorchLoad(F->getBody());
+}
+
 // Code that runs once per program or per phase: constructors, destructors,
-// a module's own to(Device), checkpoint archives, and functions whose name
-// says setup, teardown or export.
+// a module's own to(Device), checkpoint archives and loads, and functions
+// whose name says setup, teardown or export.
 bool isOneOffFunction(const FunctionDecl *F) {
-  if (isa<CXXConstructorDecl, CXXDestructorDecl>(F) || movesModuleToDevice(F) || servesArchive(F))
+  if (isa<CXXConstructorDecl, CXXDestructorDecl>(F) || movesModuleToDevice(F) || servesArchive(F) ||
+      readsCheckpoint(F))
     return true;
   return F->getDeclName().isIdentifier() && isOneOffName(F->getName());
 }

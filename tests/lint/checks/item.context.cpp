@@ -206,6 +206,26 @@ struct CheckpointedAgent {
   virtual ~CheckpointedAgent() = default;
 };
 
+// A load() that calls torch::load reads a checkpoint back, once; a load that
+// reads no file (the next batch of a stream) runs every step.
+struct ReplayState {
+  int64_t write_pos = 0;
+  std::vector<float> priorities;
+  void load(const std::string& dir) {
+    std::vector<torch::Tensor> state;
+    torch::load(state, dir + "/state.pt");
+    write_pos = state[0][0].item<int64_t>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:29: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+    for (int64_t i = 0; i < write_pos; ++i)
+      priorities.push_back(state[1][i].item<float>());
+    // CHECK-MESSAGES: :[[@LINE-1]]:40: remark: 'item()' in one-off setup/export code: {{.*}} [nosync-item]
+  }
+  float load_next(const torch::Tensor& stream, int64_t i) {
+    return stream[i].sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: 'item()'{{.*}} [nosync-item]
+  }
+};
+
 // The two images of one pair: `for (int i = 0; i < 2; ++i)` is straight-line
 // code written as a loop, so what it calls from main() runs once.
 float describe(const torch::Tensor& image) {
