@@ -24,8 +24,10 @@ bool isIdent(const Token &T, StringRef Name = "") {
 // The raw tokens of [Begin, End) of one file, comments left out, and so are
 // preprocessor directives and everything inside #if ... #endif: which branch
 // the compiler took is not in the text (an inactive #ifdef looks dropped too).
+// With `FollowConditionals` false, the text of #if groups is kept (the
+// caller knows from the preprocessor which branches were skipped).
 std::vector<Token> lexRange(SourceLocation Begin, SourceLocation End, const SourceManager &SM,
-                            const LangOptions &LO) {
+                            const LangOptions &LO, bool FollowConditionals = true) {
   std::vector<Token> Out;
   FileID File = SM.getFileID(Begin);
   bool Invalid = false;
@@ -55,7 +57,7 @@ std::vector<Token> lexRange(SourceLocation Begin, SourceLocation End, const Sour
         Conditionals = 1;  // the other branch of an #if opened before this text
       continue;
     }
-    if (Line == DirectiveLine || Conditionals > 0)
+    if (Line == DirectiveLine || (FollowConditionals && Conditionals > 0))
       continue;
     StringRef Text = T.is(tok::raw_identifier) ? T.getRawIdentifier()
                                                : StringRef(Buffer.data() + SM.getFileOffset(T.getLocation()),
@@ -321,7 +323,193 @@ std::vector<const FunctionDecl *> instantiationsOf(const FunctionDecl &F) {
   return Out;
 }
 
+// ------------------------------------------------------------ whole functions
+
+// Names that take a parenthesized header before a `{` but name no function.
+bool isStatementKeyword(StringRef Name) {
+  return llvm::is_contained({"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof", "decltype",
+                             "noexcept", "throw", "static_assert", "alignas", "requires", "do", "else", "new",
+                             "delete", "operator", "__attribute__", "__declspec"},
+                            Name);
+}
+
+// Index of the token that opens the bracket closed at `Close`, or npos.
+size_t matchingBackward(const std::vector<Token> &Tokens, size_t Close, tok::TokenKind L, tok::TokenKind R) {
+  int Depth = 0;
+  for (size_t I = Close + 1; I-- > 0;) {
+    if (Tokens[I].Kind == R)
+      ++Depth;
+    else if (Tokens[I].Kind == L && --Depth == 0)
+      return I;
+  }
+  return StringRef::npos;
+}
+
+// The name of the function whose parameter list closes at `Close`: the
+// identifier before its `(`, or npos.
+size_t nameBeforeParameters(const std::vector<Token> &Tokens, size_t Close) {
+  size_t Open = matchingBackward(Tokens, Close, tok::l_paren, tok::r_paren);
+  if (Open == StringRef::npos || Open == 0 || !isIdent(Tokens[Open - 1]) || isStatementKeyword(Tokens[Open - 1].Text))
+    return StringRef::npos;
+  return Open - 1;
+}
+
+// The name of the function whose body opens at `Brace`, or npos: `) {`,
+// `) const override {`, `) -> Tensor {`, and a constructor's `) : a_(x),
+// b_{y} {`, whose name is the one before the parameter list.
+size_t functionNameBefore(const std::vector<Token> &Tokens, size_t Brace) {
+  size_t J = Brace;
+  while (J > 0 && (isIdent(Tokens[J - 1], "const") || isIdent(Tokens[J - 1], "override") ||
+                   isIdent(Tokens[J - 1], "final") || isIdent(Tokens[J - 1], "noexcept") ||
+                   isIdent(Tokens[J - 1], "mutable") || Tokens[J - 1].Kind == tok::amp ||
+                   Tokens[J - 1].Kind == tok::ampamp))
+    --J;
+  // `-> std::pair<Tensor, Tensor>`: back to the arrow after the parameters.
+  for (size_t K = J; K-- > 0 && J - K < 24;) {
+    tok::TokenKind Kind = Tokens[K].Kind;
+    if (Kind == tok::semi || Kind == tok::l_brace || Kind == tok::r_brace || Kind == tok::r_paren)
+      break;
+    if (Kind == tok::arrow) {
+      J = K;
+      break;
+    }
+  }
+  if (J == 0)
+    return StringRef::npos;
+  size_t Name = StringRef::npos;
+  if (Tokens[J - 1].Kind == tok::r_paren) {
+    Name = nameBeforeParameters(Tokens, J - 1);
+  } else if (Tokens[J - 1].Kind == tok::r_brace) {
+    // `total_{0.0f} {`: only a member initializer closes with a brace here.
+    size_t Open = matchingBackward(Tokens, J - 1, tok::l_brace, tok::r_brace);
+    if (Open != StringRef::npos && Open >= 2 && isIdent(Tokens[Open - 1]) &&
+        (Tokens[Open - 2].Kind == tok::comma || Tokens[Open - 2].Kind == tok::colon))
+      Name = Open - 1;
+    else
+      return StringRef::npos;
+  }
+  if (Name == StringRef::npos || Name == 0)
+    return Name;
+  if (Tokens[Name - 1].Kind != tok::comma && Tokens[Name - 1].Kind != tok::colon)
+    return Name;
+  // `public: Tracker(int steps) {` in a class body: an access label.
+  if (Name >= 2 && (isIdent(Tokens[Name - 2], "public") || isIdent(Tokens[Name - 2], "private") ||
+                    isIdent(Tokens[Name - 2], "protected")))
+    return Name;
+  // A member initializer: back over the others, balanced, to the `:` that
+  // follows the constructor's parameters.
+  for (size_t K = Name - 1; K > 0; --K) {
+    tok::TokenKind Kind = Tokens[K].Kind;
+    if (Kind == tok::colon && Tokens[K - 1].Kind == tok::r_paren)
+      return nameBeforeParameters(Tokens, K - 1);
+    if (Kind == tok::r_paren || Kind == tok::r_brace) {
+      size_t Open = Kind == tok::r_paren ? matchingBackward(Tokens, K, tok::l_paren, tok::r_paren)
+                                         : matchingBackward(Tokens, K, tok::l_brace, tok::r_brace);
+      if (Open == StringRef::npos)
+        return StringRef::npos;
+      K = Open;
+      continue;
+    }
+    if (Kind == tok::semi || Kind == tok::l_brace || Kind == tok::r_brace)
+      return StringRef::npos;
+  }
+  return StringRef::npos;
+}
+
+// The tokens since the last `;`, `{`, `}` before `At`: the declaration `{`
+// at `At` belongs to.
+llvm::ArrayRef<Token> declarationBefore(const std::vector<Token> &Tokens, size_t At) {
+  size_t Begin = At;
+  while (Begin > 0 && Tokens[Begin - 1].Kind != tok::semi && Tokens[Begin - 1].Kind != tok::l_brace &&
+         Tokens[Begin - 1].Kind != tok::r_brace)
+    --Begin;
+  return llvm::ArrayRef<Token>(Tokens).slice(Begin, At - Begin);
+}
+
+// A `{` whose contents are declarations, read through like the file itself:
+// a namespace, an `extern "C"` block, a class body.
+bool opensDeclarations(llvm::ArrayRef<Token> Declaration) {
+  auto Has = [&](StringRef Word) { return llvm::any_of(Declaration, [&](const Token &T) { return isIdent(T, Word); }); };
+  if (Has("namespace") || Has("extern"))
+    return true;
+  bool Class = Has("class") || Has("struct") || Has("union");
+  bool Plain = llvm::none_of(Declaration, [](const Token &T) { return T.Kind == tok::l_paren || T.Kind == tok::equal; });
+  return Class && Plain && !Has("enum");
+}
+
+// Where the function bodies the compiler kept open, as offsets in the main
+// file: the declarations of the main file, through namespaces and classes.
+void collectBodies(const DeclContext &DC, const SourceManager &SM, llvm::DenseSet<unsigned> &Out) {
+  for (const Decl *D : DC.decls()) {
+    if (!SM.isInMainFile(SM.getExpansionLoc(D->getLocation())))
+      continue;
+    if (const auto *T = dyn_cast<FunctionTemplateDecl>(D))
+      D = T->getTemplatedDecl();
+    else if (const auto *T = dyn_cast<ClassTemplateDecl>(D))
+      D = T->getTemplatedDecl();
+    if (const auto *F = dyn_cast<FunctionDecl>(D); F && F->doesThisDeclarationHaveABody() && F->getBody())
+      Out.insert(SM.getFileOffset(SM.getExpansionLoc(F->getBody()->getBeginLoc())));
+    if (isa<NamespaceDecl, LinkageSpecDecl, CXXRecordDecl>(D))
+      collectBodies(*cast<DeclContext>(D), SM, Out);
+  }
+}
+
 }  // namespace
+
+std::vector<DroppedFunction> droppedFunctions(ASTContext &Ctx, llvm::ArrayRef<SourceRange> Skipped) {
+  std::vector<DroppedFunction> Out;
+  if (!Ctx.getDiagnostics().hasErrorOccurred())
+    return Out;
+  const SourceManager &SM = Ctx.getSourceManager();
+  FileID Main = SM.getMainFileID();
+  std::vector<Token> Tokens =
+      lexRange(SM.getLocForStartOfFile(Main), SM.getLocForEndOfFile(Main), SM, Ctx.getLangOpts(), false);
+  llvm::erase_if(Tokens, [&](const Token &T) {
+    return llvm::any_of(Skipped, [&](SourceRange R) {
+      return SM.getFileID(R.getBegin()) == Main && !SM.isBeforeInTranslationUnit(T.Loc, R.getBegin()) &&
+             SM.isBeforeInTranslationUnit(T.Loc, R.getEnd());
+    });
+  });
+  llvm::DenseSet<unsigned> Kept;
+  collectBodies(*Ctx.getTranslationUnitDecl(), SM, Kept);
+
+  // Braces that are neither a namespace nor a class body (an initializer,
+  // an enum, a body the compiler kept) hide what is in them.
+  std::vector<bool> Opaque;
+  for (size_t I = 0; I < Tokens.size(); ++I) {
+    if (Tokens[I].Kind == tok::r_brace) {
+      if (!Opaque.empty())
+        Opaque.pop_back();
+      continue;
+    }
+    if (Tokens[I].Kind != tok::l_brace)
+      continue;
+    if (llvm::is_contained(Opaque, true)) {
+      Opaque.push_back(true);
+      continue;
+    }
+    size_t Name = functionNameBefore(Tokens, I);
+    if (Name == StringRef::npos) {
+      Opaque.push_back(!opensDeclarations(declarationBefore(Tokens, I)));
+      continue;
+    }
+    size_t Close = matching(Tokens, I, tok::l_brace, tok::r_brace);
+    if (!Kept.contains(SM.getFileOffset(Tokens[I].Loc))) {
+      DroppedFunction F;
+      bool Destructor = Name > 0 && Tokens[Name - 1].Kind == tok::tilde;
+      F.Name = (Destructor ? "~" : "") + Tokens[Name].Text.str();
+      size_t Qualifier = Name - (Destructor ? 1 : 0);
+      if (Qualifier >= 2 && Tokens[Qualifier - 1].Kind == tok::coloncolon && isIdent(Tokens[Qualifier - 2]))
+        F.Class = Tokens[Qualifier - 2].Text.str();
+      std::vector<Token> Body(Tokens.begin() + I + 1, Tokens.begin() + std::min(Close, Tokens.size()));
+      collectCalls(Body, nullptr, F.Calls);
+      if (!F.Calls.empty())
+        Out.push_back(std::move(F));
+    }
+    I = Close;  // a function's body holds no other function of the file's scope
+  }
+  return Out;
+}
 
 std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx) {
   std::vector<TextCall> Out;

@@ -12,6 +12,8 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
+#include "clang/Lex/PPCallbacks.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <optional>
 #include <string>
@@ -62,6 +64,40 @@ std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx);
 /// a header linted alone has no instantiation. They are read from their text
 /// like dropped code.
 std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx);
+
+/// A function definition the compiler left out whole: an out-of-line member
+/// `LidarProcessor::process(...) { ... }` of a class whose header was not
+/// found has no declaration in the AST, not even an invalid one, so neither
+/// the matchers nor droppedCalls see its body. Its calls are read from the
+/// text of the main file.
+struct DroppedFunction {
+  /// `process`; `LidarProcessor` for a constructor, `~LidarProcessor` for a
+  /// destructor.
+  std::string Name;
+  /// `LidarProcessor` in `LidarProcessor::process`; empty for a free function.
+  std::string Class;
+  /// The calls of its body, each with the loops and throttles of the body
+  /// around it (Container is null: there is no statement to hang them on).
+  std::vector<TextCall> Calls;
+
+  bool isConstructorOrDestructor() const { return !Class.empty() && (Name == Class || Name == "~" + Class); }
+};
+
+/// The function definitions of the main file that have no declaration in the
+/// AST, read from its text outside `Skipped` (the #if branches the
+/// preprocessor left out). Empty when the translation unit had no error.
+std::vector<DroppedFunction> droppedFunctions(ASTContext &Ctx, llvm::ArrayRef<SourceRange> Skipped);
+
+/// Records the #if / #ifdef branches the preprocessor skips: their text is
+/// not code of this build.
+class SkippedBranches : public PPCallbacks {
+public:
+  explicit SkippedBranches(std::vector<SourceRange> &Out) : Out(Out) {}
+  void SourceRangeSkipped(SourceRange Range, SourceLocation) override { Out.push_back(Range); }
+
+private:
+  std::vector<SourceRange> &Out;
+};
 
 /// The catalog op a call read from text is, by the op table's method and
 /// function names, with the rule it is reported under. Copies are decided by

@@ -5,6 +5,7 @@
 #include "utils/Placement.h"
 #include "utils/TorchMatchers.h"
 
+#include "clang/Lex/Preprocessor.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -47,6 +48,8 @@ void RuleCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 
 void RuleCheck::registerPPCallbacks(const SourceManager &, Preprocessor *PP, Preprocessor *) {
   Inserter.registerPreprocessor(PP);
+  SkippedRanges.clear();
+  PP->addPPCallbacks(std::make_unique<SkippedBranches>(SkippedRanges));
 }
 
 std::optional<FixItHint> RuleCheck::kernelsInclude(SourceLocation Loc, const SourceManager &SM) {
@@ -119,11 +122,14 @@ void RuleCheck::registerDroppedCodeMatcher(ast_matchers::MatchFinder *Finder) {
   Finder->addMatcher(functionDecl(isDefinition(), unless(isInstantiated()), unless(cxxMethodDecl(ofClass(isLambda()))))
                          .bind("function"),
                      &DroppedCode);
+  Finder->addMatcher(translationUnitDecl().bind("unit"), &DroppedCode);
 }
 
 void RuleCheck::DroppedCodeCallback::run(const ast_matchers::MatchFinder::MatchResult &Result) {
   if (const auto *F = Result.Nodes.getNodeAs<FunctionDecl>("function"))
     Owner.reportDroppedCalls(*F, *Result.Context);
+  if (Result.Nodes.getNodeAs<TranslationUnitDecl>("unit"))
+    Owner.reportDroppedFunctions(*Result.Context);
 }
 
 // The rule a call read from text is reported under. A dependent call is in
@@ -138,9 +144,17 @@ static RuleId ruleOfTextCall(const TextCall &Call, const TextOp &Op, ASTContext 
 }
 
 void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
-  std::vector<TextCall> Calls = droppedCalls(Fn, Ctx);
-  std::vector<TextCall> Dependent = dependentCalls(Fn, Ctx);
-  Calls.insert(Calls.end(), std::make_move_iterator(Dependent.begin()), std::make_move_iterator(Dependent.end()));
+  reportTextCalls(droppedCalls(Fn, Ctx), "in a statement that did not compile", Ctx);
+  reportTextCalls(dependentCalls(Fn, Ctx), "on a type that depends on a template parameter", Ctx);
+}
+
+void RuleCheck::reportDroppedFunctions(ASTContext &Ctx) {
+  for (const DroppedFunction &Fn : droppedFunctions(Ctx, SkippedRanges))
+    reportTextCalls(Fn.Calls, "in a function the compiler could not read", Ctx, &Fn);
+}
+
+void RuleCheck::reportTextCalls(const std::vector<TextCall> &Calls, const char *Where, ASTContext &Ctx,
+                                const DroppedFunction *In) {
   for (const TextCall &Call : Calls) {
     std::optional<TextOp> Op = opOfTextCall(Call);
     if (!Op || ruleOfTextCall(Call, *Op, Ctx) != Rule.rule)
@@ -148,14 +162,13 @@ void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
     Finding F;
     F.Site = Call.Container;
     F.Loc = Call.NameLoc;
-    F.What = "'" + Call.Name + "()' (" +
-             (Call.Dependent ? "on a type that depends on a template parameter"
-                             : "in a statement that did not compile") +
-             ", read from its text)";
+    F.What = "'" + Call.Name + "()' (" + Where + ", read from its text)";
     F.Advice = std::string(Op->Op->advice);
     F.TextLoop = Call.Loop;
     F.TextThrottle = Call.Throttle;
     F.FromText = true;
+    if (In)
+      F.InDroppedFunction = DroppedFunction{In->Name, In->Class, {}};
     report(std::move(F), Ctx);
   }
 }
@@ -184,7 +197,11 @@ static std::string placingFacts(const Finding &F, ASTContext &Ctx) {
 }
 
 void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
-  SyncContext Where = Analyzer.classify(F.Site, Ctx, F.TextLoop, F.TextThrottle);
+  SyncContext Where =
+      F.InDroppedFunction
+          ? Analyzer.classifyDroppedFunction(F.InDroppedFunction->Name, F.InDroppedFunction->isConstructorOrDestructor(),
+                                              Ctx, F.TextLoop, F.TextThrottle)
+          : Analyzer.classify(F.Site, Ctx, F.TextLoop, F.TextThrottle);
   // `error` is reported as a warning here and raised by the driver (nosync-lint
   // from the Severity option, clang-tidy with --warnings-as-errors): a check's
   // own error-level diagnostic could not be silenced with NOLINT, and clang

@@ -5,6 +5,7 @@
 // warning.
 #pragma once
 
+#include "utils/DroppedCode.h"
 #include "utils/Placement.h"
 #include "utils/SyncContext.h"
 
@@ -59,6 +60,10 @@ struct Finding {
   /// Read from text (DroppedCode.h): dropped where the matchers reported
   /// the same place.
   bool FromText = false;
+  /// Read from a function the compiler left out whole (DroppedFunction):
+  /// `Site` is null and its context is decided from the function's name
+  /// (its calls left out).
+  std::optional<DroppedFunction> InDroppedFunction;
 };
 
 class RuleCheck : public ClangTidyCheck {
@@ -106,6 +111,12 @@ private:
 
   /// Reports the calls of this rule among `F`'s dropped code.
   void reportDroppedCalls(const FunctionDecl &F, ASTContext &Ctx);
+  /// Reports the calls of this rule in the functions the compiler left out
+  /// whole (DroppedCode.h).
+  void reportDroppedFunctions(ASTContext &Ctx);
+  /// Turns the text calls of this rule into findings.
+  void reportTextCalls(const std::vector<TextCall> &Calls, const char *Where, ASTContext &Ctx,
+                       const DroppedFunction *In = nullptr);
   class DroppedCodeCallback : public ast_matchers::MatchFinder::MatchCallback {
   public:
     explicit DroppedCodeCallback(RuleCheck &Owner) : Owner(Owner) {}
@@ -139,6 +150,8 @@ private:
   llvm::DenseMap<const Stmt *, llvm::StringSet<>> ValuesPerStatement;
   std::vector<Finding> Pending;
   ASTContext *PendingContext = nullptr;
+  /// The #if branches the preprocessor skipped in this translation unit.
+  std::vector<SourceRange> SkippedRanges;
 };
 
 }  // namespace clang::tidy::nosync

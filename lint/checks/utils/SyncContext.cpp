@@ -1243,6 +1243,31 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   return Result;
 }
 
+SyncContext SyncContextAnalyzer::classifyDroppedFunction(llvm::StringRef Name, bool ConstructorOrDestructor,
+                                                         ASTContext &Ctx, SourceLocation TextLoop,
+                                                         SourceLocation TextThrottle) {
+  SyncContext Result;
+  LocalContext &L = Result.Local;
+  // The test macros of GoogleTest, Catch2 and Boost.Test, as their bodies read.
+  L.InTest = llvm::is_contained({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P", "TEST_CASE",
+                                 "BOOST_AUTO_TEST_CASE", "BOOST_FIXTURE_TEST_CASE"},
+                                Name);
+  L.Throttled = TextThrottle.isValid();
+  L.OneOffName = ConstructorOrDestructor || isOneOffName(Name);
+  L.InLoop = TextLoop.isValid();
+  L.InMain = Name == "main";
+  L.CpuOnlyProgram = isCpuOnlyProgram(Ctx);
+  // No caller of it is in the AST: its own loops and name decide.
+  Result.Kind = decideContext(L, /*FnHot=*/false, /*FnRarelyCalled=*/false, /*FnCalledOnce=*/false);
+  if (Result.Kind == ContextKind::Throttled)
+    Result.Evidence = TextThrottle;
+  else if (Result.Kind == ContextKind::InLoop)
+    Result.Evidence = TextLoop;
+  else if (Result.Kind == ContextKind::OneOff)
+    Result.Why = oneOffWhy(L);
+  return Result;
+}
+
 std::string SyncContext::explain(const SourceManager &SM) const {
   return explainContext(Kind, functionName(), siteText(Evidence, SM), Why);
 }

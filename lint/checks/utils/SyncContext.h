@@ -62,6 +62,13 @@ public:
   SyncContext classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop = SourceLocation(),
                        SourceLocation TextThrottle = SourceLocation());
 
+  /// The context of a call read from a function the compiler left out
+  /// whole (DroppedCode.h): no statement and no caller of it are in the AST,
+  /// so its name (a constructor, setup or export, a test) and the loop and
+  /// throttle of its text around the call decide.
+  SyncContext classifyDroppedFunction(llvm::StringRef Name, bool ConstructorOrDestructor, ASTContext &Ctx,
+                                      SourceLocation TextLoop, SourceLocation TextThrottle);
+
   /// True when `S` runs once per iteration of an enclosing loop of its own
   /// function (its body, condition or increment; not a for-init or the range
   /// of a range-for).
