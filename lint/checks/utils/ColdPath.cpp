@@ -109,7 +109,11 @@ std::optional<bool> constantCondition(const Expr *Cond) {
   }
   const auto *Ref = dyn_cast<DeclRefExpr>(Cond);
   const auto *V = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
-  if (!V || !V->getInit() || V->getInit()->isValueDependent())
+  return V ? constantValue(V) : std::nullopt;
+}
+
+std::optional<bool> constantValue(const VarDecl *V) {
+  if (!V->getInit() || V->getInit()->isValueDependent())
     return std::nullopt;
   ASTContext &Ctx = V->getASTContext();
   bool Fixed = V->getType().isConstQualified() || V->isConstexpr() ||

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
 
 #include <optional>
@@ -25,6 +26,11 @@ enum class ColdPath {
 /// literal that nothing in its function changes, `!`, `&&` and `||` of
 /// those; none for anything decided at run time.
 std::optional<bool> constantCondition(const Expr *Cond);
+
+/// The value of a variable the program fixes at build time (const or
+/// constexpr with a constant initializer, or a local bool initialized with a
+/// literal that nothing changes); none otherwise.
+std::optional<bool> constantValue(const VarDecl *V);
 
 /// Whether `S` is on a cold path of its function (lambdas are looked into,
 /// not through).

@@ -1,9 +1,12 @@
 #include "utils/DroppedCode.h"
 
+#include "utils/ColdPath.h"
+
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
@@ -83,15 +86,48 @@ size_t matching(const std::vector<Token> &Tokens, size_t Open, tok::TokenKind L,
 // it: a `for` / `while` / `do` loop, or an `if` whose condition takes a
 // remainder (`if (i % 50 == 0)`, throttled logging). Its body is the next
 // `{...}` after its header, or the next statement when it has no braces.
+// Also an `if` whose condition the build fixes false: its body never runs.
 struct TextBlock {
+  enum Kind { Loop, Throttle, DeadIf };
   SourceLocation At;       // the keyword
-  bool Throttle = false;   // an `if (.. % ..)`, not a loop
+  Kind What = Loop;
   size_t HeaderEnd = 0;    // where its `(...)` header ends
 };
 
-// The calls in one run of dropped tokens, each with the dropped loop and
-// throttling `if` around it.
-void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::vector<TextCall> &Out) {
+// The value the build fixes for a condition read from text, by its name;
+// none when the name is decided at run time.
+using FixedValue = llvm::function_ref<std::optional<bool>(StringRef Name)>;
+
+std::optional<bool> nothingFixed(StringRef) { return std::nullopt; }
+
+// A macro defined as a boolean constant, or a const / constexpr variable of
+// the file's scope initialized with one (`constexpr bool kDebug = false;`).
+std::optional<bool> fixedValueOf(StringRef Name, ASTContext &Ctx, const PreprocessorFacts &PP) {
+  if (auto It = PP.ConstantMacros.find(Name); It != PP.ConstantMacros.end())
+    return It->second;
+  for (const NamedDecl *D : Ctx.getTranslationUnitDecl()->lookup(&Ctx.Idents.get(Name)))
+    if (const auto *V = dyn_cast<VarDecl>(D))
+      return constantValue(V);
+  return std::nullopt;
+}
+
+// `if (DEBUG)`, `if (!kVerbose)`: a condition that is one name, negated or
+// not, whose value the build fixes. Tokens (Open, Close) are the condition.
+std::optional<bool> fixedCondition(const std::vector<Token> &Tokens, size_t Open, size_t Close, FixedValue Fixed) {
+  bool Negated = false;
+  size_t I = Open + 1;
+  for (; I < Close && Tokens[I].Kind == tok::exclaim; ++I)
+    Negated = !Negated;
+  if (I + 1 != Close || !isIdent(Tokens[I]))
+    return std::nullopt;
+  std::optional<bool> Value = Fixed(Tokens[I].Text);
+  return Value ? std::optional<bool>(*Value != Negated) : std::nullopt;
+}
+
+// The calls in one run of dropped tokens, each with the dropped loop,
+// throttling `if` and never-taken `if` around it.
+void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::vector<TextCall> &Out,
+                  FixedValue Fixed) {
   std::vector<std::optional<TextBlock>> Braces;  // per open `{`: the block it is the body of
   std::optional<TextBlock> Pending;              // a block whose body has not begun
   std::vector<TextBlock> Braceless;              // blocks whose body is the current statement
@@ -107,14 +143,17 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
       Pending.reset();
     }
     if (isIdent(T, "for") || isIdent(T, "while") || isIdent(T, "do")) {
-      Pending = TextBlock{T.Loc, false, isIdent(T, "do") ? I : HeaderEndAfter(I)};
+      Pending = TextBlock{T.Loc, TextBlock::Loop, isIdent(T, "do") ? I : HeaderEndAfter(I)};
       continue;
     }
     if (isIdent(T, "if")) {
       size_t End = HeaderEndAfter(I);
       bool Remainder = std::any_of(Tokens.begin() + I, Tokens.begin() + std::min(End, Tokens.size()),
                                    [](const Token &H) { return H.Kind == tok::percent; });
-      Pending = Remainder ? std::optional<TextBlock>(TextBlock{T.Loc, true, End}) : std::nullopt;
+      bool Dead = End > I && End < Tokens.size() && fixedCondition(Tokens, I + 1, End, Fixed) == false;
+      Pending = Remainder ? std::optional<TextBlock>(TextBlock{T.Loc, TextBlock::Throttle, End})
+                : Dead    ? std::optional<TextBlock>(TextBlock{T.Loc, TextBlock::DeadIf, End})
+                          : std::nullopt;
       continue;
     }
     if (T.Kind == tok::l_brace) {
@@ -181,7 +220,9 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
       Args.push_back(Tokens[A].Text);
     Call.Args = llvm::join(Args, " ");
     auto Around = [&](const TextBlock &B) {
-      SourceLocation &Slot = B.Throttle ? Call.Throttle : Call.Loop;
+      SourceLocation &Slot = B.What == TextBlock::Throttle ? Call.Scope.Throttle
+                             : B.What == TextBlock::DeadIf ? Call.Scope.DeadIf
+                                                           : Call.Scope.Loop;
       if (Slot.isInvalid())
         Slot = B.At;
     };
@@ -246,7 +287,7 @@ private:
 
 // The text between the statements of `S` that is not `;`, what Clang parsed
 // there and then dropped, and the statements it kept with errors.
-void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall> &Out) {
+void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall> &Out, FixedValue Fixed) {
   const SourceManager &SM = Ctx.getSourceManager();
   const LangOptions &LO = Ctx.getLangOpts();
   SourceLocation Open = SM.getExpansionLoc(S.getLBracLoc()), Close = SM.getExpansionLoc(S.getRBracLoc());
@@ -260,7 +301,7 @@ void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall
     std::vector<Token> Tokens = lexRange(From, To, SM, LO);
     bool OnlySemis = llvm::all_of(Tokens, [](const Token &T) { return T.Kind == tok::semi; });
     if (!OnlySemis)
-      collectCalls(Tokens, &S, Out);
+      collectCalls(Tokens, &S, Out, Fixed);
   };
   for (const Stmt *Child : S.body()) {
     CharSourceRange R = SM.getExpansionRange(Child->getSourceRange());
@@ -273,7 +314,7 @@ void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall
     // Its calls the compiler did resolve may be reported by the matchers
     // too; RuleCheck keeps one finding per place.
     if (keptWithErrors(Child) && SM.getFileID(R.getBegin()) == SM.getFileID(From))
-      collectCalls(lexRange(R.getBegin(), From, SM, LO), &S, Out);
+      collectCalls(lexRange(R.getBegin(), From, SM, LO), &S, Out, Fixed);
   }
   Gap(Close);
 }
@@ -456,10 +497,12 @@ void collectBodies(const DeclContext &DC, const SourceManager &SM, llvm::DenseSe
 
 }  // namespace
 
-std::vector<DroppedFunction> droppedFunctions(ASTContext &Ctx, llvm::ArrayRef<SourceRange> Skipped) {
+std::vector<DroppedFunction> droppedFunctions(ASTContext &Ctx, const PreprocessorFacts &PP) {
   std::vector<DroppedFunction> Out;
   if (!Ctx.getDiagnostics().hasErrorOccurred())
     return Out;
+  llvm::ArrayRef<SourceRange> Skipped = PP.Skipped;
+  auto Fixed = [&](StringRef Name) { return fixedValueOf(Name, Ctx, PP); };
   const SourceManager &SM = Ctx.getSourceManager();
   FileID Main = SM.getMainFileID();
   std::vector<Token> Tokens =
@@ -502,7 +545,7 @@ std::vector<DroppedFunction> droppedFunctions(ASTContext &Ctx, llvm::ArrayRef<So
       if (Qualifier >= 2 && Tokens[Qualifier - 1].Kind == tok::coloncolon && isIdent(Tokens[Qualifier - 2]))
         F.Class = Tokens[Qualifier - 2].Text.str();
       std::vector<Token> Body(Tokens.begin() + I + 1, Tokens.begin() + std::min(Close, Tokens.size()));
-      collectCalls(Body, nullptr, F.Calls);
+      collectCalls(Body, nullptr, F.Calls, Fixed);
       if (!F.Calls.empty())
         Out.push_back(std::move(F));
     }
@@ -533,7 +576,9 @@ std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx) {
       continue;
     SourceLocation End = Lexer::getLocForEndOfToken(Last, 0, SM, Ctx.getLangOpts());
     std::vector<TextCall> Calls;
-    collectCalls(lexRange(Begin, End, SM, Ctx.getLangOpts()), Call, Calls);
+    // The compiler kept these: a never-taken branch around them is in the
+    // AST (ColdPath.h).
+    collectCalls(lexRange(Begin, End, SM, Ctx.getLangOpts()), Call, Calls, nothingFixed);
     for (TextCall &C : Calls)
       if (C.NameLoc == Name && C.Member == Member && !Instantiated.Names.contains(Name)) {
         C.Dependent = true;
@@ -543,15 +588,38 @@ std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx) {
   return Out;
 }
 
-std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx) {
+std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx, const PreprocessorFacts &PP) {
   std::vector<TextCall> Out;
   if (!Ctx.getDiagnostics().hasErrorOccurred() || !F.hasBody())
     return Out;
+  auto Fixed = [&](StringRef Name) { return fixedValueOf(Name, Ctx, PP); };
   CompoundFinder Finder;
   Finder.TraverseStmt(F.getBody());
   for (const CompoundStmt *S : Finder.Found)
-    collectDropped(*S, Ctx, Out);
+    collectDropped(*S, Ctx, Out, Fixed);
   return Out;
+}
+
+void RecordPreprocessorFacts::MacroDefined(const clang::Token &Name, const MacroDirective *MD) {
+  const MacroInfo *MI = MD ? MD->getMacroInfo() : nullptr;
+  const IdentifierInfo *Id = Name.getIdentifierInfo();
+  if (!MI || !Id || !MI->isObjectLike())
+    return;
+  Out.ConstantMacros.erase(Id->getName());
+  if (MI->getNumTokens() != 1)
+    return;
+  const clang::Token &Body = MI->getReplacementToken(0);
+  if (Body.isOneOf(tok::kw_false, tok::kw_true))
+    Out.ConstantMacros[Id->getName()] = Body.is(tok::kw_true);
+  else if (Body.is(tok::numeric_constant) && Body.getLength() == 1 && Body.getLiteralData() &&
+           (*Body.getLiteralData() == '0' || *Body.getLiteralData() == '1'))
+    Out.ConstantMacros[Id->getName()] = *Body.getLiteralData() == '1';
+}
+
+void RecordPreprocessorFacts::MacroUndefined(const clang::Token &Name, const MacroDefinition &,
+                                             const MacroDirective *) {
+  if (const IdentifierInfo *Id = Name.getIdentifierInfo())
+    Out.ConstantMacros.erase(Id->getName());
 }
 
 namespace {

@@ -12,14 +12,50 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
+#include "clang/Lex/MacroInfo.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace clang::tidy::nosync {
+
+/// What the text around a call says that the AST does not: the statements
+/// of the dropped text it is in. Each is invalid where none is.
+struct TextScope {
+  /// The `for` / `while` / `do` that repeats the call.
+  SourceLocation Loop;
+  /// The `if` whose remainder test (`i % 50 == 0`) throttles it.
+  SourceLocation Throttle;
+  /// The `if` whose condition this build fixes false (`if (DEBUG)` after
+  /// `#define DEBUG false`): the call never runs.
+  SourceLocation DeadIf;
+};
+
+/// What the preprocessor saw that the text of dropped code does not say.
+struct PreprocessorFacts {
+  /// The #if / #ifdef branches it skipped: their text is not code of this
+  /// build.
+  std::vector<SourceRange> Skipped;
+  /// Object-like macros defined as one boolean constant: `DEBUG` for
+  /// `#define DEBUG false` (or `0`), `VERBOSE` for `#define VERBOSE 1`.
+  llvm::StringMap<bool> ConstantMacros;
+};
+
+/// Records the PreprocessorFacts of one translation unit.
+class RecordPreprocessorFacts : public PPCallbacks {
+public:
+  explicit RecordPreprocessorFacts(PreprocessorFacts &Out) : Out(Out) {}
+  void SourceRangeSkipped(SourceRange Range, SourceLocation) override { Out.Skipped.push_back(Range); }
+  void MacroDefined(const clang::Token &Name, const MacroDirective *MD) override;
+  void MacroUndefined(const clang::Token &Name, const MacroDefinition &, const MacroDirective *) override;
+
+private:
+  PreprocessorFacts &Out;
+};
 
 /// A call read from dropped source text.
 struct TextCall {
@@ -37,12 +73,9 @@ struct TextCall {
   std::string Qualifier;
   /// The arguments as spelled, tokens joined by single spaces.
   std::string Args;
-  /// The `for` / `while` / `do` of the dropped text that repeats the call;
-  /// invalid when none does (loops of the AST around it are found as usual).
-  SourceLocation Loop;
-  /// The `if` of the dropped text whose remainder test (`i % 50 == 0`)
-  /// throttles the call; invalid when none does.
-  SourceLocation Throttle;
+  /// The dropped text around the call (loops of the AST around it are found
+  /// as usual).
+  TextScope Scope;
   /// Where its context is decided: the compound statement the dropped text
   /// sits in, or the call itself for a dependent call.
   const Stmt *Container = nullptr;
@@ -53,7 +86,7 @@ struct TextCall {
 
 /// Calls in the statements of `F`'s body that the compiler left out of the
 /// AST. Empty when the translation unit had no error: then nothing is dropped.
-std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx);
+std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx, const PreprocessorFacts &PP);
 
 /// The calls in the body of a template (a function template or a member of a
 /// class template, not an instantiation) that wait for its parameters: member
@@ -84,20 +117,9 @@ struct DroppedFunction {
 };
 
 /// The function definitions of the main file that have no declaration in the
-/// AST, read from its text outside `Skipped` (the #if branches the
-/// preprocessor left out). Empty when the translation unit had no error.
-std::vector<DroppedFunction> droppedFunctions(ASTContext &Ctx, llvm::ArrayRef<SourceRange> Skipped);
-
-/// Records the #if / #ifdef branches the preprocessor skips: their text is
-/// not code of this build.
-class SkippedBranches : public PPCallbacks {
-public:
-  explicit SkippedBranches(std::vector<SourceRange> &Out) : Out(Out) {}
-  void SourceRangeSkipped(SourceRange Range, SourceLocation) override { Out.push_back(Range); }
-
-private:
-  std::vector<SourceRange> &Out;
-};
+/// AST, read from its text outside the #if branches the preprocessor left
+/// out. Empty when the translation unit had no error.
+std::vector<DroppedFunction> droppedFunctions(ASTContext &Ctx, const PreprocessorFacts &PP);
 
 /// The catalog op a call read from text is, by the op table's method and
 /// function names, with the rule it is reported under. Copies are decided by

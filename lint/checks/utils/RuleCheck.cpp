@@ -48,8 +48,8 @@ void RuleCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 
 void RuleCheck::registerPPCallbacks(const SourceManager &, Preprocessor *PP, Preprocessor *) {
   Inserter.registerPreprocessor(PP);
-  SkippedRanges.clear();
-  PP->addPPCallbacks(std::make_unique<SkippedBranches>(SkippedRanges));
+  Preprocessed = PreprocessorFacts();
+  PP->addPPCallbacks(std::make_unique<RecordPreprocessorFacts>(Preprocessed));
 }
 
 std::optional<FixItHint> RuleCheck::kernelsInclude(SourceLocation Loc, const SourceManager &SM) {
@@ -144,12 +144,12 @@ static RuleId ruleOfTextCall(const TextCall &Call, const TextOp &Op, ASTContext 
 }
 
 void RuleCheck::reportDroppedCalls(const FunctionDecl &Fn, ASTContext &Ctx) {
-  reportTextCalls(droppedCalls(Fn, Ctx), "in a statement that did not compile", Ctx);
+  reportTextCalls(droppedCalls(Fn, Ctx, Preprocessed), "in a statement that did not compile", Ctx);
   reportTextCalls(dependentCalls(Fn, Ctx), "on a type that depends on a template parameter", Ctx);
 }
 
 void RuleCheck::reportDroppedFunctions(ASTContext &Ctx) {
-  for (const DroppedFunction &Fn : droppedFunctions(Ctx, SkippedRanges))
+  for (const DroppedFunction &Fn : droppedFunctions(Ctx, Preprocessed))
     reportTextCalls(Fn.Calls, "in a function the compiler could not read", Ctx, &Fn);
 }
 
@@ -164,8 +164,7 @@ void RuleCheck::reportTextCalls(const std::vector<TextCall> &Calls, const char *
     F.Loc = Call.NameLoc;
     F.What = "'" + Call.Name + "()' (" + Where + ", read from its text)";
     F.Advice = std::string(Op->Op->advice);
-    F.TextLoop = Call.Loop;
-    F.TextThrottle = Call.Throttle;
+    F.Text = Call.Scope;
     F.FromText = true;
     if (In)
       F.InDroppedFunction = DroppedFunction{In->Name, In->Class, {}};
@@ -200,8 +199,8 @@ void RuleCheck::emit(const Finding &F, ASTContext &Ctx) {
   SyncContext Where =
       F.InDroppedFunction
           ? Analyzer.classifyDroppedFunction(F.InDroppedFunction->Name, F.InDroppedFunction->isConstructorOrDestructor(),
-                                              Ctx, F.TextLoop, F.TextThrottle)
-          : Analyzer.classify(F.Site, Ctx, F.TextLoop, F.TextThrottle);
+                                              Ctx, F.Text)
+          : Analyzer.classify(F.Site, Ctx, F.Text);
   // `error` is reported as a warning here and raised by the driver (nosync-lint
   // from the Severity option, clang-tidy with --warnings-as-errors): a check's
   // own error-level diagnostic could not be silenced with NOLINT, and clang

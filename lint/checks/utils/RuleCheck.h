@@ -54,9 +54,9 @@ struct Finding {
   const Expr *PlacedBy = nullptr;
   DeviceKind QuietWhenOn = DeviceKind::Cpu;
   /// For a call read from code the compiler dropped (DroppedCode.h): the
-  /// loop of the dropped text that repeats it, and the `if (i % n == 0)`
-  /// of that text that throttles it; invalid otherwise.
-  SourceLocation TextLoop, TextThrottle;
+  /// loop of the dropped text that repeats it, the `if (i % n == 0)` that
+  /// throttles it and the `if (DEBUG)` that never runs it; invalid otherwise.
+  TextScope Text;
   /// Read from text (DroppedCode.h): dropped where the matchers reported
   /// the same place.
   bool FromText = false;
@@ -151,7 +151,7 @@ private:
   std::vector<Finding> Pending;
   ASTContext *PendingContext = nullptr;
   /// The #if branches the preprocessor skipped in this translation unit.
-  std::vector<SourceRange> SkippedRanges;
+  PreprocessorFacts Preprocessed;
 };
 
 }  // namespace clang::tidy::nosync

@@ -1139,8 +1139,8 @@ bool SyncContextAnalyzer::isCpuOnlyProgram(ASTContext &Ctx) {
   return CpuOnly;
 }
 
-SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop,
-                                          SourceLocation TextThrottle) {
+SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, const TextScope &Text) {
+  const SourceLocation TextLoop = Text.Loop, TextThrottle = Text.Throttle;
   bool InLoop = TextLoop.isValid(), Throttled = TextThrottle.isValid(), InHotLambda = false, StaticInit = false;
   // Below a command's branch: the loops that read the commands do not repeat it.
   bool InCommand = false;
@@ -1213,7 +1213,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
   ColdPath Cold = coldPathOf(S, Ctx);
   L.FailurePath = Cold == ColdPath::Failure;
   L.DebugLog = Cold == ColdPath::DebugLog;
-  L.DeadBranch = Cold == ColdPath::DeadBranch;
+  L.DeadBranch = Cold == ColdPath::DeadBranch || Text.DeadIf.isValid();
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };
@@ -1244,25 +1244,25 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, Source
 }
 
 SyncContext SyncContextAnalyzer::classifyDroppedFunction(llvm::StringRef Name, bool ConstructorOrDestructor,
-                                                         ASTContext &Ctx, SourceLocation TextLoop,
-                                                         SourceLocation TextThrottle) {
+                                                         ASTContext &Ctx, const TextScope &Text) {
   SyncContext Result;
   LocalContext &L = Result.Local;
   // The test macros of GoogleTest, Catch2 and Boost.Test, as their bodies read.
   L.InTest = llvm::is_contained({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P", "TEST_CASE",
                                  "BOOST_AUTO_TEST_CASE", "BOOST_FIXTURE_TEST_CASE"},
                                 Name);
-  L.Throttled = TextThrottle.isValid();
+  L.Throttled = Text.Throttle.isValid();
   L.OneOffName = ConstructorOrDestructor || isOneOffName(Name);
-  L.InLoop = TextLoop.isValid();
+  L.InLoop = Text.Loop.isValid();
   L.InMain = Name == "main";
   L.CpuOnlyProgram = isCpuOnlyProgram(Ctx);
+  L.DeadBranch = Text.DeadIf.isValid();
   // No caller of it is in the AST: its own loops and name decide.
   Result.Kind = decideContext(L, /*FnHot=*/false, /*FnRarelyCalled=*/false, /*FnCalledOnce=*/false);
   if (Result.Kind == ContextKind::Throttled)
-    Result.Evidence = TextThrottle;
+    Result.Evidence = Text.Throttle;
   else if (Result.Kind == ContextKind::InLoop)
-    Result.Evidence = TextLoop;
+    Result.Evidence = Text.Loop;
   else if (Result.Kind == ContextKind::OneOff)
     Result.Why = oneOffWhy(L);
   return Result;

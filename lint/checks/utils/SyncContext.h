@@ -6,6 +6,7 @@
 #pragma once
 
 #include "utils/CallGraph.h"
+#include "utils/DroppedCode.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -56,18 +57,17 @@ std::string functionKey(const FunctionDecl *F);
 /// LibTorch's are skipped).
 class SyncContextAnalyzer {
 public:
-  /// `TextLoop`, when valid, is a loop around `S` that is not in the AST
-  /// (dropped code read from text, DroppedCode.h): `S` is inside it.
-  /// `TextThrottle`, likewise, is a throttling `if` around it.
-  SyncContext classify(const Stmt *S, ASTContext &Ctx, SourceLocation TextLoop = SourceLocation(),
-                       SourceLocation TextThrottle = SourceLocation());
+  /// `Text` holds the statements around `S` that are not in the AST (dropped
+  /// code read from text, DroppedCode.h): a loop, a throttling `if`, an `if`
+  /// the build never takes.
+  SyncContext classify(const Stmt *S, ASTContext &Ctx, const TextScope &Text = TextScope());
 
   /// The context of a call read from a function the compiler left out
   /// whole (DroppedCode.h): no statement and no caller of it are in the AST,
   /// so its name (a constructor, setup or export, a test) and the loop and
   /// throttle of its text around the call decide.
   SyncContext classifyDroppedFunction(llvm::StringRef Name, bool ConstructorOrDestructor, ASTContext &Ctx,
-                                      SourceLocation TextLoop, SourceLocation TextThrottle);
+                                      const TextScope &Text);
 
   /// True when `S` runs once per iteration of an enclosing loop of its own
   /// function (its body, condition or increment; not a for-init or the range

@@ -7,6 +7,10 @@
 
 #include <iostream>
 
+#define VERBOSE 0
+constexpr bool kQuiet = true;
+constexpr bool kShowLoss = true;
+
 void train(torch::nn::Linear& model, torch::optim::SGD& optimizer) {
   float total_seen = 0;
   auto loader = make_loader("data/");
@@ -38,6 +42,19 @@ void train(torch::nn::Linear& model, torch::optim::SGD& optimizer) {
       total_seen += model->forward(batch.data).min().item<float>();
       // CHECK-MESSAGES: :[[@LINE-1]]:54: warning: 'item()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-item]
     }
+  }
+  // An `if` of the dropped text whose condition the build fixes false (a
+  // macro defined as 0, `!` of a constexpr true) never runs what it holds; a
+  // condition fixed true is no condition.
+  for (auto& batch : *loader) {
+    if (VERBOSE) std::cout << model->forward(batch.data).sum().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:64: remark: 'item()' (in a statement that did not compile, read from its text) in a branch this build never takes{{.*}} [nosync-item]
+    if (!kQuiet) {
+      std::cout << model->forward(batch.data).max().item<float>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:53: remark: 'item()' (in a statement that did not compile, read from its text) in a branch this build never takes{{.*}} [nosync-item]
+    }
+    if (kShowLoss) std::cout << model->forward(batch.data).min().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:66: warning: 'item()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-item]
   }
   // A dropped loop is a loop: its calls run once per batch.
   for (auto& batch : *loader) std::cout << model->forward(batch.data).sum().item<float>();
