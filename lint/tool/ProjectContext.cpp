@@ -304,6 +304,48 @@ private:
   llvm::StringMap<llvm::SmallVector<llvm::StringRef, 4>> callees_;
 };
 
+// "ns::f" and 2 for the key "ns::f(int,class std::map<int, int> &)": the
+// name before the parameter list and how many parameters it has.
+std::pair<llvm::StringRef, unsigned> nameAndArity(llvm::StringRef key) {
+  size_t open = key.find('(');
+  if (open == llvm::StringRef::npos) return {key, 0};
+  llvm::StringRef params = key.drop_front(open + 1);
+  unsigned arity = params.starts_with(")") ? 0 : 1;
+  int depth = 0;
+  for (char c : params) {
+    if (c == '(' || c == '<') ++depth;
+    else if ((c == ')' || c == '>') && depth > 0) --depth;
+    else if (c == ')') break;
+    else if (c == ',' && depth == 0) ++arity;
+  }
+  return {key.take_front(open), arity};
+}
+
+// A function whose declaration did not compile in one unit (a parameter of a
+// type from a header that unit did not find reads `int` there) has another
+// key in that unit than in one that compiled it: `estimateLoss(int, ...)` in
+// a header linted alone, `estimateLoss(TransformerModel, ...)` in the program
+// that includes it, which also holds the calls. For a finding's function that
+// no edge calls, the namesakes with as many parameters that edges do call
+// stand for it, when the callers say the same of them all (two overloads
+// both read `f(int)`); none otherwise.
+template <typename Heat>
+std::optional<llvm::StringRef> calledNamesake(llvm::StringRef fn, const llvm::StringSet<>& callees, const Heat& heat) {
+  if (callees.contains(fn)) return std::nullopt;
+  auto [name, arity] = nameAndArity(fn);
+  std::optional<llvm::StringRef> found;
+  std::tuple<bool, bool, bool> said;
+  for (const auto& callee : callees) {
+    llvm::StringRef key = callee.getKey();
+    if (nameAndArity(key) != std::make_pair(name, arity)) continue;
+    std::tuple<bool, bool, bool> now{heat.Hot.contains(key), heat.RarelyCalled.contains(key),
+                                     heat.CalledOnce.contains(key)};
+    if (found && now != said) return std::nullopt;
+    if (!found) found = key, said = now;
+  }
+  return found;
+}
+
 }  // namespace
 
 unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSources& sources) {
@@ -355,6 +397,8 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
     addTextEdges(textCalls, findingFunctions, sources.types, edges, strings, textSites);
   }
   auto heat = clang::tidy::nosync::classifyCallers(edges);
+  llvm::StringSet<> callees;
+  for (const Edge& e : edges) callees.insert(e.Callee);
   ArgumentPlaces places;
   for (const TuResult& tu : results)
     for (const ExportedCall& c : tu.calls) places[c.Callee].push_back(c.ArgPlaces);
@@ -363,6 +407,8 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
   unsigned changed = 0;
   for (TuResult& tu : results) {
     bool trains = programs.trains(tu);
+    // Counted before the loop below moves the diagnostics out.
+    bool hadErrors = tu.compilerErrors() > 0;
     std::vector<clang::tidy::ClangTidyError> kept;
     for (auto& e : tu.errors) {
       auto note = llvm::find_if(e.Notes, isContextNote);
@@ -376,6 +422,8 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
         continue;
       }
       llvm::StringRef fn = f->fn;
+      if (hadErrors)
+        if (std::optional<llvm::StringRef> namesake = calledNamesake(fn, callees, heat)) fn = *namesake;
       // The run decides: a unit with main() and no CUDA of its own is no CPU
       // program when another unit of the run names CUDA.
       f->local.CpuOnlyProgram = cpuProgram;

@@ -173,6 +173,27 @@ if [[ -n "$TORCH_INC" ]]; then
     'int main() { torch::Device d(torch::kCUDA); NetImpl net(3); }' >"$tmp/proj_ctor/src/model.cpp"
   expect context-text-header-constructor 0 "model.cpp:3:[0-9]+: remark: loop over 'parameters\(\)' in code called only from" -- \
     "$LINT" --no-cache --min-severity=note "$tmp/proj_ctor/src/model.cpp" -- -std=c++17 "${inc[@]}"
+  # A header linted beside the program that includes it: alone it does not
+  # know Model (its include is the program's), so its unit calls the function
+  # evaluate(int &, ...), and the program's throttled call of
+  # evaluate(Model &, ...) decides it there too: one remark, no warning.
+  mkdir -p "$tmp/proj_namesake/src"
+  echo 'project(p CXX)' >"$tmp/proj_namesake/CMakeLists.txt"
+  printf '%s\n' '#pragma once' '#include <torch/torch.h>' 'struct Model { torch::nn::Linear fc{4, 1}; };' \
+    >"$tmp/proj_namesake/src/model.h"
+  printf '%s\n' '#pragma once' '#include <torch/torch.h>' 'inline float evaluate(Model& m, const torch::Tensor& x) {' \
+    '  float total = 0;' '  for (int i = 0; i < 100; ++i) total += x[i].sum().item<float>();' '  return total;' '}' \
+    >"$tmp/proj_namesake/src/eval.h"
+  printf '%s\n' '#include "model.h"' '#include "eval.h"' '#include <iostream>' 'int main() {' \
+    '  torch::Device d(torch::kCUDA);' '  Model m;' '  m.fc->to(d);' '  torch::optim::SGD opt(m.fc->parameters(), 0.1);' \
+    '  auto x = torch::randn({100, 4}, d);' '  for (int epoch = 0; epoch < 50; ++epoch) {' \
+    '    opt.zero_grad();' '    m.fc->forward(x).sum().backward();' '    opt.step();' \
+    '    if (epoch % 10 == 0) std::cout << evaluate(m, x) << "\\n";' '  }' '}' >"$tmp/proj_namesake/src/main.cpp"
+  expect context-project-namesake 3 "eval.h:5:[0-9]+: remark: 'item\(\)' in code called only from throttled" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_namesake/src/eval.h" "$tmp/proj_namesake/src/main.cpp" -- \
+    -std=c++17 "${inc[@]}"
+  if grep -Eq "eval.h:5:[0-9]+: warning" "$tmp/out"; then bad "context-project-namesake-no-warning: the header's unit still warns"
+  else ok "context-project-namesake-no-warning"; fi
   # A text call reaches only the class its object was declared with: a loop
   # calling segmentor_.Predict() (a Segmentor) does not make Detector::Predict
   # hot; the same loop over a Detector member does.

@@ -1232,7 +1232,9 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, const 
     break;
   case ContextKind::OneOff:
     Result.Why = oneOffWhy(L);
-    if (!L.OneOffName && !L.CapturesGraph)
+    if (L.DeadBranch && Text.DeadIf.isValid())
+      Result.Evidence = Text.DeadIf;
+    else if (!L.OneOffName && !L.CapturesGraph)
       Result.Evidence = L.InLoop ? (OutermostLoop ? OutermostLoop->getBeginLoc() : TextLoop)
                         : L.InMain ? SourceLocation()
                                    : DecidedFor(Fn);
@@ -1263,8 +1265,11 @@ SyncContext SyncContextAnalyzer::classifyDroppedFunction(llvm::StringRef Name, b
     Result.Evidence = Text.Throttle;
   else if (Result.Kind == ContextKind::InLoop)
     Result.Evidence = Text.Loop;
-  else if (Result.Kind == ContextKind::OneOff)
+  else if (Result.Kind == ContextKind::OneOff) {
     Result.Why = oneOffWhy(L);
+    if (L.DeadBranch)
+      Result.Evidence = Text.DeadIf;
+  }
   return Result;
 }
 
