@@ -7,6 +7,7 @@
 #include "clang/AST/StmtCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <cctype>
 
@@ -29,7 +30,26 @@ SourceLocation callNameLoc(const CallExpr *Call) {
   return Call->getExprLoc();
 }
 
+namespace {
+
+// XCHECK, CHECK_EQ, DCHECK, RG_ASSERT, ENSURE, VERIFY, EXPECT_TRUE, REQUIRE:
+// a macro named for checking a condition.
+bool isAssertionMacro(llvm::StringRef Name) {
+  llvm::SmallVector<std::string, 4> Words = identifierWords(Name);
+  return llvm::any_of(Words, [](const std::string &W) {
+    return W == "check" || W == "assert" || W == "ensure" || W == "verify" || W == "expect" || W == "require" ||
+           W == "xcheck" || W == "dcheck";
+  });
+}
+
+}  // namespace
+
 bool isInControlFlowCondition(const Expr *E, ASTContext &Ctx) {
+  // `XCHECK(!torch::isnan(x).any().item<bool>())` expands to a call that
+  // aborts when its argument is false: whether the program goes on is the
+  // condition, as for assert(), whose expansion is a conditional.
+  if (E->getBeginLoc().isMacroID() && isAssertionMacro(outermostMacroName(E->getBeginLoc(), Ctx)))
+    return true;
   const Stmt *Child = E;
   while (true) {
     DynTypedNodeList Parents = Ctx.getParents(*Child);

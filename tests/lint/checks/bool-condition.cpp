@@ -4,6 +4,10 @@
 #include <cassert>
 #include <cmath>
 
+// A project's own check macro that aborts through a function call.
+void check_or_abort(bool ok, const char* what);
+#define MY_CHECK(p) check_or_abort(static_cast<bool>(p), #p)
+
 void train(torch::nn::Linear& model, const torch::Tensor& x, const torch::Tensor& y) {
   for (int step = 0; step < 100; ++step) {
     auto loss = torch::mse_loss(model->forward(x), y);
@@ -27,6 +31,9 @@ void train(torch::nn::Linear& model, const torch::Tensor& x, const torch::Tensor
     assert(x.equal(x));
     // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'equal()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
     // CHECK-MESSAGES: :[[@LINE-2]]:14: note: assert on the device instead: at::_assert_async{{.*}}
+    // Its argument decides whether the program goes on, as assert()'s does.
+    MY_CHECK(!torch::isnan(loss).any().item<bool>());
+    // CHECK-MESSAGES: :[[@LINE-1]]:40: warning: 'item()' in a condition inside a loop: {{.*}} [nosync-bool-condition]
 
     // Not conditions: the value is stored or printed (nosync-item's concern).
     float value = loss.item<float>() * scale;
