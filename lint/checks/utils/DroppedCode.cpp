@@ -5,6 +5,8 @@
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Lex/MacroInfo.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -100,11 +102,28 @@ using FixedValue = llvm::function_ref<std::optional<bool>(StringRef Name)>;
 
 std::optional<bool> nothingFixed(StringRef) { return std::nullopt; }
 
+// An object-like macro defined as one boolean constant: `false`, `true`,
+// `0` or `1`.
+std::optional<bool> constantMacro(StringRef Name, Preprocessor &PP) {
+  const MacroInfo *MI = PP.getMacroInfo(PP.getIdentifierInfo(Name));
+  if (!MI || !MI->isObjectLike() || MI->getNumTokens() != 1)
+    return std::nullopt;
+  const clang::Token &Body = MI->getReplacementToken(0);
+  if (Body.isOneOf(tok::kw_false, tok::kw_true))
+    return Body.is(tok::kw_true);
+  if (!Body.is(tok::numeric_constant))
+    return std::nullopt;
+  llvm::SmallString<8> Buffer;
+  StringRef Spelling = PP.getSpelling(Body, Buffer);
+  return Spelling == "0" || Spelling == "1" ? std::optional<bool>(Spelling == "1") : std::nullopt;
+}
+
 // A macro defined as a boolean constant, or a const / constexpr variable of
 // the file's scope initialized with one (`constexpr bool kDebug = false;`).
 std::optional<bool> fixedValueOf(StringRef Name, ASTContext &Ctx, const PreprocessorFacts &PP) {
-  if (auto It = PP.ConstantMacros.find(Name); It != PP.ConstantMacros.end())
-    return It->second;
+  if (PP.PP)
+    if (std::optional<bool> Value = constantMacro(Name, *PP.PP))
+      return Value;
   for (const NamedDecl *D : Ctx.getTranslationUnitDecl()->lookup(&Ctx.Idents.get(Name)))
     if (const auto *V = dyn_cast<VarDecl>(D))
       return constantValue(V);
@@ -598,28 +617,6 @@ std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx, const
   for (const CompoundStmt *S : Finder.Found)
     collectDropped(*S, Ctx, Out, Fixed);
   return Out;
-}
-
-void RecordPreprocessorFacts::MacroDefined(const clang::Token &Name, const MacroDirective *MD) {
-  const MacroInfo *MI = MD ? MD->getMacroInfo() : nullptr;
-  const IdentifierInfo *Id = Name.getIdentifierInfo();
-  if (!MI || !Id || !MI->isObjectLike())
-    return;
-  Out.ConstantMacros.erase(Id->getName());
-  if (MI->getNumTokens() != 1)
-    return;
-  const clang::Token &Body = MI->getReplacementToken(0);
-  if (Body.isOneOf(tok::kw_false, tok::kw_true))
-    Out.ConstantMacros[Id->getName()] = Body.is(tok::kw_true);
-  else if (Body.is(tok::numeric_constant) && Body.getLength() == 1 && Body.getLiteralData() &&
-           (*Body.getLiteralData() == '0' || *Body.getLiteralData() == '1'))
-    Out.ConstantMacros[Id->getName()] = *Body.getLiteralData() == '1';
-}
-
-void RecordPreprocessorFacts::MacroUndefined(const clang::Token &Name, const MacroDefinition &,
-                                             const MacroDirective *) {
-  if (const IdentifierInfo *Id = Name.getIdentifierInfo())
-    Out.ConstantMacros.erase(Id->getName());
 }
 
 namespace {

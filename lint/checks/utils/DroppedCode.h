@@ -12,10 +12,9 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"
-#include "clang/Lex/MacroInfo.h"
 #include "clang/Lex/PPCallbacks.h"
+#include "clang/Lex/Preprocessor.h"
 #include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <optional>
 #include <string>
@@ -35,23 +34,22 @@ struct TextScope {
   SourceLocation DeadIf;
 };
 
-/// What the preprocessor saw that the text of dropped code does not say.
+/// What the preprocessor knows that the text of dropped code does not say.
 struct PreprocessorFacts {
   /// The #if / #ifdef branches it skipped: their text is not code of this
   /// build.
   std::vector<SourceRange> Skipped;
-  /// Object-like macros defined as one boolean constant: `DEBUG` for
-  /// `#define DEBUG false` (or `0`), `VERBOSE` for `#define VERBOSE 1`.
-  llvm::StringMap<bool> ConstantMacros;
+  /// Its macro table, for the macros a dropped condition names (`DEBUG` for
+  /// `#define DEBUG false`). Asked, not recorded as the macros are defined:
+  /// those of a precompiled preamble are never defined again.
+  Preprocessor *PP = nullptr;
 };
 
-/// Records the PreprocessorFacts of one translation unit.
-class RecordPreprocessorFacts : public PPCallbacks {
+/// Records the #if branches the preprocessor skips into PreprocessorFacts.
+class RecordSkippedBranches : public PPCallbacks {
 public:
-  explicit RecordPreprocessorFacts(PreprocessorFacts &Out) : Out(Out) {}
+  explicit RecordSkippedBranches(PreprocessorFacts &Out) : Out(Out) {}
   void SourceRangeSkipped(SourceRange Range, SourceLocation) override { Out.Skipped.push_back(Range); }
-  void MacroDefined(const clang::Token &Name, const MacroDirective *MD) override;
-  void MacroUndefined(const clang::Token &Name, const MacroDefinition &, const MacroDirective *) override;
 
 private:
   PreprocessorFacts &Out;

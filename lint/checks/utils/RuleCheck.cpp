@@ -49,7 +49,8 @@ void RuleCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 void RuleCheck::registerPPCallbacks(const SourceManager &, Preprocessor *PP, Preprocessor *) {
   Inserter.registerPreprocessor(PP);
   Preprocessed = PreprocessorFacts();
-  PP->addPPCallbacks(std::make_unique<RecordPreprocessorFacts>(Preprocessed));
+  Preprocessed.PP = PP;
+  PP->addPPCallbacks(std::make_unique<RecordSkippedBranches>(Preprocessed));
 }
 
 std::optional<FixItHint> RuleCheck::kernelsInclude(SourceLocation Loc, const SourceManager &SM) {
