@@ -42,14 +42,27 @@ bool isAssertionMacro(llvm::StringRef Name) {
   });
 }
 
+// Whether the statement `S`, written in the expansion of the macro that
+// `Expansion` names, is a call of the macro's own, outside any branch that
+// the expansion itself opens: TORCH_CHECK expands to an `if` whose branch
+// holds the message (a failure path), XCHECK to a call.
+bool outsideTheMacrosBranches(const Stmt *S, SourceLocation Expansion, ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  DynTypedNode Node = DynTypedNode::create(*S);
+  while (true) {
+    DynTypedNodeList Parents = Ctx.getParents(Node);
+    const Stmt *P = Parents.empty() ? nullptr : Parents[0].get<Stmt>();
+    if (!P || !P->getBeginLoc().isMacroID() || SM.getExpansionLoc(P->getBeginLoc()) != Expansion)
+      return true;
+    if (isa<IfStmt, SwitchStmt, WhileStmt, DoStmt, ForStmt, AbstractConditionalOperator>(P))
+      return false;
+    Node = Parents[0];
+  }
+}
+
 }  // namespace
 
 bool isInControlFlowCondition(const Expr *E, ASTContext &Ctx) {
-  // `XCHECK(!torch::isnan(x).any().item<bool>())` expands to a call that
-  // aborts when its argument is false: whether the program goes on is the
-  // condition, as for assert(), whose expansion is a conditional.
-  if (E->getBeginLoc().isMacroID() && isAssertionMacro(outermostMacroName(E->getBeginLoc(), Ctx)))
-    return true;
   const Stmt *Child = E;
   while (true) {
     DynTypedNodeList Parents = Ctx.getParents(*Child);
@@ -84,8 +97,16 @@ bool isInControlFlowCondition(const Expr *E, ASTContext &Ctx) {
       continue;
     }
     const auto *PE = P.get<Expr>();
-    if (!PE)
-      return false;
+    if (!PE) {
+      // A statement of its own: `XCHECK(!torch::isnan(x).any().item<bool>())`
+      // expands to a call that aborts when its argument is false, so whether
+      // the program goes on is the condition, as for assert(), whose
+      // expansion is a conditional. (TORCH_CHECK's message is not: it sits in
+      // the branch of the `if` the macro expands to.)
+      SourceLocation Loc = E->getBeginLoc();
+      return Loc.isMacroID() && isAssertionMacro(outermostMacroName(Loc, Ctx)) &&
+             outsideTheMacrosBranches(Child, Ctx.getSourceManager().getExpansionLoc(Loc), Ctx);
+    }
     Child = PE;
   }
 }
