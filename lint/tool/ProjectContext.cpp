@@ -11,6 +11,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/StringSaver.h"
 
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -321,6 +322,18 @@ std::pair<llvm::StringRef, unsigned> nameAndArity(llvm::StringRef key) {
   return {key.take_front(open), arity};
 }
 
+// The callees of a run's edges, and the same grouped by name and arity
+// (nameAndArity), built once for calledNamesake.
+struct CalleeIndex {
+  llvm::DenseSet<llvm::StringRef> all;
+  std::map<std::pair<llvm::StringRef, unsigned>, llvm::SmallVector<llvm::StringRef, 2>> byNameAndArity;
+
+  explicit CalleeIndex(const std::vector<Edge>& edges) {
+    for (const Edge& e : edges)
+      if (all.insert(e.Callee).second) byNameAndArity[nameAndArity(e.Callee)].push_back(e.Callee);
+  }
+};
+
 // A function whose declaration did not compile in one unit (a parameter of a
 // type from a header that unit did not find reads `int` there) has another
 // key in that unit than in one that compiled it: `estimateLoss(int, ...)` in
@@ -330,20 +343,17 @@ std::pair<llvm::StringRef, unsigned> nameAndArity(llvm::StringRef key) {
 // stand for it, when the callers say the same of them all (two overloads
 // both read `f(int)`); none otherwise.
 template <typename Heat>
-std::optional<llvm::StringRef> calledNamesake(llvm::StringRef fn, const llvm::StringSet<>& callees, const Heat& heat) {
-  if (callees.contains(fn)) return std::nullopt;
-  auto [name, arity] = nameAndArity(fn);
-  std::optional<llvm::StringRef> found;
-  std::tuple<bool, bool, bool> said;
-  for (const auto& callee : callees) {
-    llvm::StringRef key = callee.getKey();
-    if (nameAndArity(key) != std::make_pair(name, arity)) continue;
-    std::tuple<bool, bool, bool> now{heat.Hot.contains(key), heat.RarelyCalled.contains(key),
-                                     heat.CalledOnce.contains(key)};
-    if (found && now != said) return std::nullopt;
-    if (!found) found = key, said = now;
-  }
-  return found;
+std::optional<llvm::StringRef> calledNamesake(llvm::StringRef fn, const CalleeIndex& callees, const Heat& heat) {
+  if (callees.all.contains(fn)) return std::nullopt;
+  auto it = callees.byNameAndArity.find(nameAndArity(fn));
+  if (it == callees.byNameAndArity.end()) return std::nullopt;
+  auto said = [&](llvm::StringRef key) {
+    return std::make_tuple(heat.Hot.contains(key), heat.RarelyCalled.contains(key), heat.CalledOnce.contains(key));
+  };
+  const llvm::SmallVector<llvm::StringRef, 2>& namesakes = it->second;
+  if (!llvm::all_of(namesakes, [&](llvm::StringRef key) { return said(key) == said(namesakes.front()); }))
+    return std::nullopt;
+  return namesakes.front();
 }
 
 }  // namespace
@@ -397,8 +407,7 @@ unsigned applyProjectContext(std::vector<TuResult>& results, const ProjectSource
     addTextEdges(textCalls, findingFunctions, sources.types, edges, strings, textSites);
   }
   auto heat = clang::tidy::nosync::classifyCallers(edges);
-  llvm::StringSet<> callees;
-  for (const Edge& e : edges) callees.insert(e.Callee);
+  CalleeIndex callees(edges);
   ArgumentPlaces places;
   for (const TuResult& tu : results)
     for (const ExportedCall& c : tu.calls) places[c.Callee].push_back(c.ArgPlaces);
