@@ -266,8 +266,8 @@ void PageableH2DCheck::checkTensorFromHost(const CallExpr *Call, ASTContext &Ctx
       Options = Call->getArg(I);
   if (!Options || isa<CXXDefaultArgExpr>(Options))
     return;  // built on the CPU and left there
-  if (holdsOneScalar(Call))
-    return;  // filled on the device
+  if (holdsOneScalar(Call) || holdsNoElements(Call))
+    return;  // filled on the device, or nothing to copy
   // As for .to(device): a device the source does not show is, in training
   // code, the GPU; options that name no device keep the values on the CPU.
   DeviceKind Target = classifyDevice(Options, Ctx);

@@ -211,10 +211,14 @@ void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::S
   // of its name would chain through it to an unrelated caller.
   for (const Edge& e : edges) add(e.Caller);
   for (llvm::StringRef k : findingFunctions) add(k);
-  auto keysOf = [&](const std::string& name) -> llvm::SmallVector<llvm::StringRef, 2> {
+  // The run's functions of `name` that `fits`, else the name itself: a
+  // function of another class (or none of the run's) that text alone knows.
+  auto keysOf = [&](const std::string& name, auto fits) {
+    llvm::SmallVector<llvm::StringRef, 2> out;
     auto it = byName.find(name);
-    if (it != byName.end()) return it->second;
-    return {strings.save("text:" + name)};
+    if (it != byName.end()) llvm::copy_if(it->second, std::back_inserter(out), fits);
+    if (out.empty()) out.push_back(strings.save("text:" + name));
+    return out;
   };
   auto takes = [](llvm::StringRef key, unsigned args) {
     std::optional<unsigned> params = parameterCount(key);
@@ -226,11 +230,18 @@ void addTextEdges(const std::vector<TextCallEdge>& calls, llvm::ArrayRef<llvm::S
     // As in the AST (SyncContext.cpp, throttles): a remainder test that picks
     // the steps the model trains on is the training itself, no throttle.
     bool throttled = c.throttled && !clang::tidy::nosync::isTrainingUpdateName(c.callee);
-    for (llvm::StringRef caller : keysOf(c.caller))
-      for (llvm::StringRef callee : keysOf(c.callee))
-        if (takes(callee, c.args) && mayReach(c, callee, types))
-          edges.push_back(
-              Edge{caller, callee, c.inLoop, throttled, c.callerIsTest || c.callerIsConstructor, c.callerIsMain, at});
+    // The call is in ExperimentRunner::run(): not in HedgingEngine::run(), a
+    // function of the run of the same name in a class the text tells apart.
+    auto isCaller = [&](llvm::StringRef key) {
+      std::string owner = ownerOf(key);
+      return c.callerClass.empty() || !types.isClass(c.callerClass) || c.callerClass == owner ||
+             types.related(c.callerClass, owner);
+    };
+    auto isCallee = [&](llvm::StringRef key) { return takes(key, c.args) && mayReach(c, key, types); };
+    for (llvm::StringRef caller : keysOf(c.caller, isCaller))
+      for (llvm::StringRef callee : keysOf(c.callee, isCallee))
+        edges.push_back(
+            Edge{caller, callee, c.inLoop, throttled, c.callerIsTest || c.callerIsConstructor, c.callerIsMain, at});
   }
 }
 

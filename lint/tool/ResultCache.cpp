@@ -24,8 +24,8 @@ namespace path = llvm::sys::path;
 // Bump when the entry format or the meaning of a key changes.
 // 2: with the call graph; 3: a training driver in the facts; 4: evaluation loops; 5: debug-only asserts;
 // 6: constructions as call edges, dead branches and tiny loops left out of the call graph, no debug-only context
-// 7: cold paths; 8: dead branches in the statement facts, thread entries
-constexpr const char* kEntryFormat = "nosync-lint-cache-8";
+// 7: cold paths; 8: dead branches in the statement facts, thread entries; 9: lazy one-time initialization
+constexpr const char* kEntryFormat = "nosync-lint-cache-9";
 
 std::optional<std::string> fileDigest(llvm::StringRef file) {
   auto buf = llvm::MemoryBuffer::getFile(file);

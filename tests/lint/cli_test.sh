@@ -194,6 +194,31 @@ if [[ -n "$TORCH_INC" ]]; then
     -std=c++17 "${inc[@]}"
   if grep -Eq "eval.h:5:[0-9]+: warning" "$tmp/out"; then bad "context-project-namesake-no-warning: the header's unit still warns"
   else ok "context-project-namesake-no-warning"; fi
+  # A text call is in the class its body is written in: Runner::run() (text
+  # only) calls evaluate(), which reports once; Engine::run(), a function of
+  # the run with the same name, is not that caller (it has none).
+  mkdir -p "$tmp/proj_runner/src" "$tmp/proj_runner/app"
+  echo 'project(p CXX)' >"$tmp/proj_runner/CMakeLists.txt"
+  printf '%s\n' '#include <torch/torch.h>' 'struct Engine { float run(const torch::Tensor& x); };' \
+    'float Engine::run(const torch::Tensor& x) { return x.mean().item<float>(); }' \
+    'float report(const torch::Tensor& x) { return x.sum().item<float>(); }' >"$tmp/proj_runner/src/engine.cpp"
+  printf '%s\n' '#pragma once' 'struct Runner {' '  torch::Tensor x;' '  void run() { evaluate(); }' \
+    '  void evaluate() { report(x); }' '};' >"$tmp/proj_runner/app/runner.h"
+  printf '%s\n' '#include "runner.h"' 'int main() { torch::Device d(torch::kCUDA); Runner r; r.run(); }' \
+    >"$tmp/proj_runner/app/main.cpp"
+  expect context-text-caller-class 1 "engine.cpp:4:[0-9]+: remark: 'item\(\)' in one-off setup/export code" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_runner/src/engine.cpp" -- -std=c++17 "${inc[@]}"
+  # A source in a tests/ directory, or named test_*, holds the project's
+  # tests: its loops are test code, whoever calls them.
+  mkdir -p "$tmp/proj_tests/tests"
+  echo 'project(p CXX)' >"$tmp/proj_tests/CMakeLists.txt"
+  printf '%s\n' '#include <torch/torch.h>' 'float probe(const torch::Tensor& x) {' '  float t = 0;' \
+    '  for (int i = 0; i < 10; ++i) t += x[i].sum().item<float>();' '  return t;' '}' >"$tmp/proj_tests/tests/probe.cpp"
+  expect context-test-directory 0 "probe.cpp:4:[0-9]+: remark: 'item\(\)' in test code" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_tests/tests/probe.cpp" -- -std=c++17 "${inc[@]}"
+  cp "$tmp/proj_tests/tests/probe.cpp" "$tmp/proj_tests/test_probe.cpp"
+  expect context-test-file-name 0 "test_probe.cpp:4:[0-9]+: remark: 'item\(\)' in test code" -- \
+    "$LINT" --no-cache --min-severity=note "$tmp/proj_tests/test_probe.cpp" -- -std=c++17 "${inc[@]}"
   # A text call reaches only the class its object was declared with: a loop
   # calling segmentor_.Predict() (a Segmentor) does not make Detector::Predict
   # hot; the same loop over a Detector member does.

@@ -146,6 +146,7 @@ struct LocalContext {
   bool FailurePath = false;      // runs only when a check fails: a throw's or [[noreturn]] call's argument (ColdPath.h)
   bool DebugLog = false;         // runs only at a debug or verbose log level (ColdPath.h)
   bool DeadBranch = false;       // in a branch the build never takes (ColdPath.h)
+  bool LazyInit = false;         // in `if (!ready_) { ready_ = true; .. }` of a member or global flag (ColdPath.h)
 };
 
 /// The facts as 0/1 characters, for nosync-lint's project-wide pass.
@@ -153,7 +154,7 @@ inline std::string encodeLocal(const LocalContext &L) {
   std::string S;
   for (bool B : {L.InTest, L.Throttled, L.OneOffName, L.InLoop, L.AfterTraining, L.InMain, L.InDriver,
                  L.InHotLambda, L.CpuOnlyProgram, L.StaticInit, L.CapturesGraph, L.InEvalLoop, L.InPassLoop,
-                 L.FailurePath, L.DebugLog, L.DeadBranch})
+                 L.FailurePath, L.DebugLog, L.DeadBranch, L.LazyInit})
     S.push_back(B ? '1' : '0');
   return S;
 }
@@ -161,7 +162,7 @@ inline std::string encodeLocal(const LocalContext &L) {
 inline bool decodeLocal(const std::string &S, LocalContext &L) {
   bool *Fields[] = {&L.InTest,   &L.Throttled,   &L.OneOffName,     &L.InLoop,     &L.AfterTraining, &L.InMain,
                     &L.InDriver, &L.InHotLambda, &L.CpuOnlyProgram, &L.StaticInit, &L.CapturesGraph,
-                    &L.InEvalLoop, &L.InPassLoop, &L.FailurePath, &L.DebugLog, &L.DeadBranch};
+                    &L.InEvalLoop, &L.InPassLoop, &L.FailurePath, &L.DebugLog, &L.DeadBranch, &L.LazyInit};
   if (S.size() != std::size(Fields) || S.find_first_not_of("01") != std::string::npos)
     return false;
   for (size_t I = 0; I < std::size(Fields); ++I)
@@ -177,6 +178,9 @@ inline const char *oneOffWhy(const LocalContext &L) {
     return "debug logging (it runs only at a debug or verbose log level)";
   if (L.DeadBranch)
     return "a branch whose condition is fixed the other way in this build (`if (DEBUG)` with DEBUG false)";
+  if (L.LazyInit)
+    return "lazy one-time initialization (the branch sets the member or global flag its condition tests, so it "
+           "runs once per object or program)";
   if (L.StaticInit)
     return "the initializer of a static variable (it runs once)";
   if (L.CapturesGraph)
@@ -200,7 +204,7 @@ inline ContextKind decideContext(const LocalContext &L, bool FnHot, bool FnRarel
     return ContextKind::CpuOnly;
   if (L.InTest)
     return ContextKind::TestCode;
-  if (L.StaticInit || L.CapturesGraph || L.FailurePath || L.DebugLog || L.DeadBranch)
+  if (L.StaticInit || L.CapturesGraph || L.FailurePath || L.DebugLog || L.DeadBranch || L.LazyInit)
     return ContextKind::OneOff;
   if (L.Throttled)
     return ContextKind::Throttled;

@@ -9,6 +9,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <utility>
+
 namespace clang::tidy::nosync {
 namespace {
 
@@ -84,7 +86,62 @@ bool inDeadBranch(const IfStmt *If, const Stmt *Child) {
   return (Child == If->getThen() && Value == false) || (Child == If->getElse() && Value == true);
 }
 
+// The flag a condition tests and the value the branch must give it to close
+// itself: `!ready_` and `ready_ == false` open while false (closed by true),
+// `first` opens while true (closed by false). The flag is a bool variable or
+// member, read directly.
+const ValueDecl *flagOf(const Expr *E) {
+  E = E->IgnoreParenImpCasts();
+  const ValueDecl *D = nullptr;
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
+    D = dyn_cast<VarDecl>(Ref->getDecl());
+  else if (const auto *Member = dyn_cast<MemberExpr>(E))
+    D = dyn_cast<FieldDecl>(Member->getMemberDecl());
+  return D && D->getType()->isBooleanType() ? D : nullptr;
+}
+
+std::pair<const ValueDecl *, bool> guardFlag(const Expr *Cond) {
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *Not = dyn_cast<UnaryOperator>(Cond); Not && Not->getOpcode() == UO_LNot)
+    return {flagOf(Not->getSubExpr()), true};
+  if (const auto *B = dyn_cast<BinaryOperator>(Cond); B && B->getOpcode() == BO_EQ) {
+    const auto *Literal = dyn_cast<CXXBoolLiteralExpr>(B->getRHS()->IgnoreParenImpCasts());
+    if (Literal && !Literal->getValue())
+      return {flagOf(B->getLHS()), true};
+    return {nullptr, false};
+  }
+  return {flagOf(Cond), false};
+}
+
+// `Flag = Closes;` as a statement of the branch itself, which every run of
+// the branch executes: not one nested in a loop or an `if` of the branch
+// (`if (!done) { while (..) { ..; if (last) done = true; } }` runs until its
+// work is done, not once).
+bool assignsFlag(const Stmt *Branch, const ValueDecl *Flag, bool Closes) {
+  auto Closing = [&](const Stmt *S) {
+    const auto *B = dyn_cast_or_null<BinaryOperator>(S);
+    if (!B || B->getOpcode() != BO_Assign || flagOf(B->getLHS()) != Flag)
+      return false;
+    const auto *Literal = dyn_cast<CXXBoolLiteralExpr>(B->getRHS()->IgnoreParenImpCasts());
+    return Literal && Literal->getValue() == Closes;
+  };
+  if (const auto *Block = dyn_cast_or_null<CompoundStmt>(Branch))
+    return llvm::any_of(Block->body(), Closing);
+  return Closing(Branch);
+}
+
 }  // namespace
+
+OnceGuard onceGuardOf(const IfStmt *If) {
+  if (If->isConsteval() || !If->getCond())
+    return OnceGuard::None;
+  auto [Flag, Closes] = guardFlag(If->getCond());
+  if (!Flag || !assignsFlag(If->getThen(), Flag, Closes))
+    return OnceGuard::None;
+  const auto *V = dyn_cast<VarDecl>(Flag);
+  bool OwnedByTheCall = V && V->hasLocalStorage() && !V->getType()->isReferenceType();
+  return OwnedByTheCall ? OnceGuard::PerCall : OnceGuard::PerObject;
+}
 
 std::optional<bool> constantCondition(const Expr *Cond) {
   Cond = Cond ? Cond->IgnoreParenImpCasts() : nullptr;
@@ -140,6 +197,9 @@ ColdPath coldPathOf(const Stmt *S, ASTContext &Ctx) {
       return ColdPath::Failure;
     if (const auto *If = P.get<IfStmt>(); If && inDeadBranch(If, Child.get<Stmt>()))
       return ColdPath::DeadBranch;
+    if (const auto *If = P.get<IfStmt>();
+        If && Child.get<Stmt>() == If->getThen() && onceGuardOf(If) == OnceGuard::PerObject)
+      return ColdPath::LazyInit;
     if (const auto *Call = P.get<CallExpr>(); Call && Child.get<Stmt>() != Call->getCallee()) {
       if (noReturnCallee(Call))
         return ColdPath::Failure;

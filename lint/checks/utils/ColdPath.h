@@ -18,7 +18,18 @@ enum class ColdPath {
   Failure,     // an argument of a throw or of a [[noreturn]] call, or a branch that ends in one
   DebugLog,    // inside a DEBUG/VERBOSE logging macro, or an argument of debug()/trace()/verbose()
   DeadBranch,  // a branch whose condition the build fixes the other way (`if (DEBUG)`, DEBUG false)
+  LazyInit,    // a branch that sets the member or global flag its condition tests (OnceGuard::PerObject)
 };
+
+/// How often the branch of `if (!ready_) { ready_ = true; ... }` runs: a
+/// branch that sets the flag its condition tests to the value that closes it
+/// runs once per object (the flag is a member), once per program (a global
+/// or static local), or once per call of its function (a local), however
+/// often the code around it runs.
+enum class OnceGuard { None, PerCall, PerObject };
+
+/// What the then-branch of `If` is, by the above.
+OnceGuard onceGuardOf(const IfStmt *If);
 
 /// The value of a condition the program fixes at build time: `false`, `0`,
 /// a const or constexpr variable initialized with a constant (`const bool

@@ -91,18 +91,18 @@ std::vector<const Expr *> assignedValues(const VarDecl *V, ASTContext &Ctx) {
 
 // Each local's reassignments, searched for once per translation unit: every
 // read of the local asks (cleared with the placements, clearPlacementCache).
-llvm::DenseMap<const VarDecl *, std::vector<const CallExpr *>> &reassignmentCache() {
-  thread_local llvm::DenseMap<const VarDecl *, std::vector<const CallExpr *>> Cache;
+llvm::DenseMap<const ValueDecl *, std::vector<const CallExpr *>> &reassignmentCache() {
+  thread_local llvm::DenseMap<const ValueDecl *, std::vector<const CallExpr *>> Cache;
   return Cache;
 }
 
 // The assignments to `V` (`V = ...`) and moves from it in `Fn`'s body, its
-// function's.
-std::vector<const CallExpr *> reassignments(const VarDecl *V, const FunctionDecl &Fn, ASTContext &Ctx) {
+// function's. `V` is a local, a parameter or a structured binding.
+std::vector<const CallExpr *> reassignments(const ValueDecl *V, const FunctionDecl &Fn, ASTContext &Ctx) {
   auto [It, Inserted] = reassignmentCache().try_emplace(V);
   if (!Inserted)
     return It->second;
-  auto Ref = ignoringParenImpCasts(declRefExpr(to(varDecl(equalsNode(V)))));
+  auto Ref = ignoringParenImpCasts(declRefExpr(to(valueDecl(equalsNode(V)))));
   auto Assign = cxxOperatorCallExpr(hasOverloadedOperatorName("="), hasArgument(0, Ref));
   auto Moved = callExpr(callee(functionDecl(hasName("::std::move"))), hasArgument(0, Ref));
   std::vector<const CallExpr *> Out;
@@ -815,7 +815,7 @@ const IfStmt *deviceGuardOf(const CXXOperatorCallExpr *Assign, ASTContext &Ctx) 
 // The assignment `V = value` just before `Use` (in source order) when it is a
 // statement of a block that also holds `Use`, or of a device guard that such
 // a block holds; nullptr otherwise (another branch's assignment, a move, none).
-const CXXOperatorCallExpr *assignmentBefore(const DeclRefExpr *Use, const VarDecl *V, ASTContext &Ctx) {
+const CXXOperatorCallExpr *assignmentBefore(const DeclRefExpr *Use, const ValueDecl *V, ASTContext &Ctx) {
   const auto *Fn = dyn_cast_or_null<FunctionDecl>(V->getParentFunctionOrMethod());
   if (!Fn || !Fn->hasBody())
     return nullptr;
@@ -838,7 +838,7 @@ const CXXOperatorCallExpr *assignmentBefore(const DeclRefExpr *Use, const VarDec
 // `V` just before it runs before it every time; nullptr otherwise (see
 // assignmentBefore; also when a loop around `Use` does not hold it, so that
 // a later assignment in that loop may run in between).
-const Expr *dominatingAssignedValue(const DeclRefExpr *Use, const VarDecl *V, ASTContext &Ctx) {
+const Expr *dominatingAssignedValue(const DeclRefExpr *Use, const ValueDecl *V, ASTContext &Ctx) {
   const CXXOperatorCallExpr *Assign = assignmentBefore(Use, V, Ctx);
   return Assign && loopsAroundAlsoHold(Use, Assign, Ctx) ? Assign->getArg(1) : nullptr;
 }
@@ -963,8 +963,11 @@ DeviceKind placementImpl(const Expr *E, ASTContext &Ctx, int Depth, bool AllowTu
     return Field && isTensorType(Field->getType()) ? memberPlacement(Field, Ctx, Depth) : DeviceKind::Unknown;
   }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    // auto [values, indices] = t.max(-1): placed like the decomposed call.
+    // auto [values, indices] = t.max(-1): placed like the decomposed call,
+    // or like what was assigned to it since (`act = softmax(act, 1).cpu();`).
     if (const auto *B = dyn_cast<BindingDecl>(DRE->getDecl())) {
+      if (const Expr *Value = dominatingAssignedValue(DRE, B, Ctx))
+        return placementImpl(Value, Ctx, Depth + 1);
       const auto *D = dyn_cast_or_null<VarDecl>(B->getDecomposedDecl());
       return D && D->getInit() ? placementImpl(D->getInit(), Ctx, Depth + 1, /*AllowTuple=*/true)
                                : DeviceKind::Unknown;

@@ -42,6 +42,7 @@ bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx);
 bool isOneOffFunction(const FunctionDecl *F);
 bool isTrainingDriver(const FunctionDecl *F);
 bool isTrainingCall(const Stmt *S);
+bool trainsElsewhere(const FunctionDecl *F);
 bool trainsThroughCalls(const Stmt *S, int Depth = 0);
 bool isPassLoop(const Stmt *Loop, ASTContext &Ctx);
 bool neverTaken(const IfStmt *If);
@@ -186,7 +187,7 @@ public:
     // A command's branch runs once per command, not per turn of the loop
     // that reads the commands.
     unsigned SavedLoopDepth = LoopDepth;
-    if (LoopDepth && dispatchesCommand(S, Ctx))
+    if (LoopDepth && (dispatchesCommand(S, Ctx) || onceGuardOf(S) == OnceGuard::PerCall))
       LoopDepth = 0;
     // A branch that ends by leaving the loop runs once per run of that loop:
     // `if (loss < best) { log(loss.item()); break; }`.
@@ -206,7 +207,8 @@ public:
   bool VisitCallExpr(CallExpr *Call) {
     if (!CurrentFn)
       return true;
-    UnitTrains = UnitTrains || isTrainingCall(Call);
+    const FunctionDecl *Direct = Call->getDirectCallee();
+    UnitTrains = UnitTrains || isTrainingCall(Call) || (Direct && trainsElsewhere(Direct));
     addThreadStart(Call, threadEntryOf(Call));
     for (const FunctionDecl *Callee : calleesOf(Call)) {
       Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdSite(Call),
@@ -214,7 +216,8 @@ public:
       Edges.back().InEvalLoop = LoopDepth > 0 && OutermostLoopIsPass;  // finish() keeps it if the unit trains
       Calls.push_back(Call);
     }
-    for (const FunctionDecl *Callee : dependentCallees(Call)) {
+    for (const FunctionDecl *Callee : llvm::concat<const FunctionDecl *const>(
+             dependentCallees(Call), unresolvedCallees(Call), overridersCalled(Call))) {
       Edges.push_back({CurrentFn, Callee, LoopDepth > 0, ThrottleDepth > 0, isColdSite(Call),
                        runsOnce(CurrentFn), Call->getBeginLoc()});
       Edges.back().InEvalLoop = LoopDepth > 0 && OutermostLoopIsPass;
@@ -295,18 +298,74 @@ private:
     const auto *M = dyn_cast<CXXDependentScopeMemberExpr>(Call->getCallee()->IgnoreParens());
     if (!M || !M->getMember().isIdentifier())
       return Out;
-    if (!MethodsByName) {
-      UserMethods Found(Ctx.getSourceManager());
-      Found.TraverseDecl(Ctx.getTranslationUnitDecl());
-      MethodsByName = std::move(Found.ByName);
-    }
-    auto It = MethodsByName->find(M->getMember().getAsIdentifierInfo()->getName());
-    if (It == MethodsByName->end())
+    auto It = methodsByName().find(M->getMember().getAsIdentifierInfo()->getName());
+    if (It == methodsByName().end())
       return Out;
     for (const CXXMethodDecl *Method : It->second)
       if (Method->getMinRequiredArguments() <= Call->getNumArgs() && Call->getNumArgs() <= Method->getNumParams() &&
           !llvm::is_contained(Out, normalize(Method)))
         Out.push_back(normalize(Method));
+    if (Out.size() > 4)
+      Out.clear();
+    return Out;
+  }
+
+  // `model->bind(grid)` on a pointer to the base class: a virtual call
+  // reaches the overrides of the unit (HestonModelImpl::bind) too. A call
+  // qualified with its class (Base::bind(grid)) dispatches to that one only.
+  llvm::SmallVector<const FunctionDecl *, 4> overridersCalled(const CallExpr *Call) {
+    llvm::SmallVector<const FunctionDecl *, 4> Out;
+    const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
+    const CXXMethodDecl *M = MC ? MC->getMethodDecl() : nullptr;
+    const auto *Member = MC ? dyn_cast<MemberExpr>(MC->getCallee()->IgnoreParens()) : nullptr;
+    if (!M || !M->isVirtual() || !Member || Member->hasQualifier() || !M->getDeclName().isIdentifier())
+      return Out;
+    auto It = methodsByName().find(M->getName());
+    if (It == methodsByName().end())
+      return Out;
+    for (const CXXMethodDecl *Other : It->second)
+      if (overrides(Other, M->getCanonicalDecl()) && !llvm::is_contained(Out, normalize(Other)))
+        Out.push_back(normalize(Other));
+    if (Out.size() > 8)
+      Out.clear();
+    return Out;
+  }
+
+  static bool overrides(const CXXMethodDecl *M, const CXXMethodDecl *Base) {
+    return llvm::any_of(M->overridden_methods(), [&](const CXXMethodDecl *O) {
+      return O->getCanonicalDecl() == Base || overrides(O, Base);
+    });
+  }
+
+  // User methods by name, for dependentCallees and overridersCalled.
+  const llvm::StringMap<std::vector<const CXXMethodDecl *>> &methodsByName() {
+    if (!MethodsByName) {
+      UserMethods Found(Ctx.getSourceManager());
+      Found.TraverseDecl(Ctx.getTranslationUnitDecl());
+      MethodsByName = std::move(Found.ByName);
+    }
+    return *MethodsByName;
+  }
+
+  // `evaluate(dataset, model, result_path)` whose `result_path` did not
+  // compile (a type of a header not found), or whose argument waits for a
+  // template parameter: the compiler keeps the name's overload set instead of
+  // a callee. Any user function of the set that takes that many arguments may
+  // be the one called; a set of more than four says too little.
+  llvm::SmallVector<const FunctionDecl *, 4> unresolvedCallees(const CallExpr *Call) {
+    llvm::SmallVector<const FunctionDecl *, 4> Out;
+    const auto *Lookup = dyn_cast<UnresolvedLookupExpr>(Call->getCallee()->IgnoreParens());
+    if (!Lookup)
+      return Out;
+    for (const NamedDecl *D : Lookup->decls()) {
+      const auto *F = dyn_cast<FunctionDecl>(D->getUnderlyingDecl());
+      if (const auto *T = dyn_cast<FunctionTemplateDecl>(D->getUnderlyingDecl()))
+        F = T->getTemplatedDecl();
+      if (F && !Ctx.getSourceManager().isInSystemHeader(F->getLocation()) &&
+          F->getMinRequiredArguments() <= Call->getNumArgs() && Call->getNumArgs() <= F->getNumParams() &&
+          !llvm::is_contained(Out, normalize(F)))
+        Out.push_back(normalize(F));
+    }
     if (Out.size() > 4)
       Out.clear();
     return Out;
@@ -363,7 +422,7 @@ private:
   bool OutermostLoopIsPass = false;
   bool UnitTrains = false;
   std::vector<Edge> Edges;
-  // User methods by name, for dependentCallees (built on first use).
+  // User methods by name (built on first use).
   std::optional<llvm::StringMap<std::vector<const CXXMethodDecl *>>> MethodsByName;
   std::vector<const CallExpr *> Calls;
   llvm::DenseMap<const FunctionDecl *, bool> ColdCallers, OnceCallers;
@@ -507,7 +566,29 @@ bool containsThrottleTest(const Stmt *S, int Depth) {
   return llvm::any_of(S->children(), [Depth](const Stmt *C) { return containsThrottleTest(C, Depth); });
 }
 
+// A source of the project's tests: named `test_*` or in a `test`/`tests`
+// directory. A bare `test.cpp` is as often a program's test mode, and a
+// `foo_test.cpp` may keep the utilities it tests beside them. Only the
+// file's own directory and the one above it count: the project may live
+// under a `tests` directory of someone's disk.
+bool isTestSource(SourceLocation Loc, const SourceManager &SM) {
+  PresumedLoc P = Loc.isValid() ? SM.getPresumedLoc(SM.getExpansionLoc(Loc)) : PresumedLoc();
+  if (!P.isValid())
+    return false;
+  llvm::StringRef File = P.getFilename();
+  if (llvm::StringRef(llvm::sys::path::stem(File).lower()).starts_with("test_"))
+    return true;
+  static const llvm::StringSet<> TestDirs = {"test", "tests", "testing", "unittests", "unit_tests"};
+  llvm::StringRef Dir = llvm::sys::path::parent_path(File);
+  for (int Level = 0; Level < 2 && !Dir.empty(); ++Level, Dir = llvm::sys::path::parent_path(Dir))
+    if (TestDirs.contains(llvm::sys::path::filename(Dir).lower()))
+      return true;
+  return false;
+}
+
 bool isTestFunction(const FunctionDecl *F, ASTContext &Ctx) {
+  if (isTestSource(F->getLocation(), Ctx.getSourceManager()))
+    return true;
   static const llvm::StringSet<> TestMacros = {
       "TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P", "GTEST_TEST", "FRIEND_TEST",
       "TEST_CASE", "TEST_CASE_FIXTURE", "TEST_CASE_TEMPLATE", "DOCTEST_TEST_CASE", "SCENARIO",
@@ -744,8 +825,27 @@ bool dispatchesCommand(const IfStmt *If, ASTContext &Ctx) {
   return Branches >= 3;
 }
 
+// agent->train_step(batch), learner.optimize_model(): named for a training
+// update. Read only for a user function whose body is in another file, where
+// what it does cannot be seen.
+bool namedLikeTrainingUpdate(const FunctionDecl *F) {
+  return F->getDeclName().isIdentifier() && isTrainingUpdateName(F->getName());
+}
+
+// A function of the user's whose body this unit does not hold, named for a
+// training update: `optimize(dataset, gaussians)` declared in a header and
+// defined in another file. Module::train() (training mode) is LibTorch's.
+bool trainsElsewhere(const FunctionDecl *F) {
+  if (F->hasBody() || F->getASTContext().getSourceManager().isInSystemHeader(F->getLocation()))
+    return false;
+  std::string Name = F->getQualifiedNameAsString();
+  llvm::StringRef Q(Name);
+  return !Q.starts_with("torch::") && !Q.starts_with("at::") && !Q.starts_with("c10::") &&
+         namedLikeTrainingUpdate(F);
+}
+
 // A statement that trains: a training call, looked for directly and one call
-// deep (a train() helper).
+// deep (a train() helper; one in another file by its name).
 bool trains(const Stmt *S, int Depth = 0) {
   if (!S)
     return false;
@@ -754,17 +854,13 @@ bool trains(const Stmt *S, int Depth = 0) {
   if (isTrainingCall(S))
     return true;
   if (const auto *Call = dyn_cast<CallExpr>(S); Call && Depth == 0)
-    if (const FunctionDecl *F = Call->getDirectCallee(); F && F->hasBody() && !isa<CXXMethodDecl>(F))
-      if (trains(F->getBody(), Depth + 1))
+    if (const FunctionDecl *F = Call->getDirectCallee()) {
+      if (F->hasBody() && !isa<CXXMethodDecl>(F) && trains(F->getBody(), Depth + 1))
         return true;
+      if (trainsElsewhere(F))
+        return true;
+    }
   return llvm::any_of(S->children(), [&](const Stmt *C) { return trains(C, Depth); });
-}
-
-// agent->train_step(batch), learner.optimize_model(): named for a training
-// update. Read only for a user function whose body is in another file, where
-// what it does cannot be seen.
-bool namedLikeTrainingUpdate(const FunctionDecl *F) {
-  return F->getDeclName().isIdentifier() && isTrainingUpdateName(F->getName());
 }
 
 // Like trains(), but also through methods and two calls deep: the update a
@@ -985,6 +1081,8 @@ std::string SyncContext::describe() const {
     return "in debug logging";
   if (Kind == ContextKind::OneOff && Local.DeadBranch)
     return "in a branch this build never takes";
+  if (Kind == ContextKind::OneOff && Local.LazyInit)
+    return "in lazy one-time initialization";
   return describeContext(Kind, functionName());
 }
 
@@ -1169,7 +1267,10 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, const 
         Fn = F;
     } else if (const auto *St = P.get<Stmt>()) {
       const Stmt *C = Child.get<Stmt>();
-      if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen() && dispatchesCommand(If, Ctx))
+      // A command's branch, or `if (first) { first = false; .. }` of a local
+      // flag: once per call of the function, not per turn of its loops.
+      if (const auto *If = dyn_cast<IfStmt>(St);
+          If && C == If->getThen() && (dispatchesCommand(If, Ctx) || onceGuardOf(If) == OnceGuard::PerCall))
         InCommand = true;
       if (const auto *If = dyn_cast<IfStmt>(St); If && C == If->getThen()) {
         if (Leaves L = leavesLoop(If); L == Leaves::AllLoops)
@@ -1214,6 +1315,7 @@ SyncContext SyncContextAnalyzer::classify(const Stmt *S, ASTContext &Ctx, const 
   L.FailurePath = Cold == ColdPath::Failure;
   L.DebugLog = Cold == ColdPath::DebugLog;
   L.DeadBranch = Cold == ColdPath::DeadBranch || Text.DeadIf.isValid();
+  L.LazyInit = Cold == ColdPath::LazyInit;
   Result.Kind = decideContext(L, Fn && isCalledFromLoop(Fn, Ctx), Fn && isRarelyCalled(Fn, Ctx), FnCalledOnce);
 
   auto DecidedFor = [&](const FunctionDecl *F) { return F ? DecidedBy.lookup(normalize(F)) : SourceLocation(); };

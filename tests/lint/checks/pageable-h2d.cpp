@@ -152,7 +152,9 @@ void decode_tokens(const std::vector<int64_t>& ids, torch::Device device) {
     // One scalar (not a list) is at::scalar_tensor: filled on the device, no copy.
     auto loss_sum = torch::tensor(0.0f, device);
     auto bias = torch::tensor(static_cast<double>(step), torch::dtype(torch::kFloat).device(device));
-    (void)tokens, (void)eot, (void)host_ids, (void)cpu_ids, (void)loss_sum, (void)bias;
+    // No values at all: nothing to gather or copy.
+    auto none = torch::tensor({}, torch::TensorOptions().device(device));
+    (void)tokens, (void)eot, (void)host_ids, (void)cpu_ids, (void)loss_sum, (void)bias, (void)none;
   }
 }
 
