@@ -58,7 +58,7 @@ float decode(torch::Tensor out, const torch::Tensor& gpu) {
   values = torch::softmax(values, 0).cpu();
   float top = values[0].item<float>();
   float index = indices[0].item<float>();
-  // CHECK-MESSAGES: :[[@LINE-1]]:27: warning: 'item()' in 'decode', which is called from a loop: {{.*}} [nosync-item]
+  // CHECK-MESSAGES: :[[@LINE-1]]:28: warning: 'item()' in 'decode', which is called from a loop: {{.*}} [nosync-item]
   return first + mean + next + last + top + index;
 }
 
