@@ -294,41 +294,29 @@ private:
   // name taking that many arguments; a name that many classes share (more
   // than four such methods) says too little and gives no edge.
   llvm::SmallVector<const FunctionDecl *, 4> dependentCallees(const CallExpr *Call) {
-    llvm::SmallVector<const FunctionDecl *, 4> Out;
     const auto *M = dyn_cast<CXXDependentScopeMemberExpr>(Call->getCallee()->IgnoreParens());
     if (!M || !M->getMember().isIdentifier())
-      return Out;
+      return {};
     auto It = methodsByName().find(M->getMember().getAsIdentifierInfo()->getName());
     if (It == methodsByName().end())
-      return Out;
-    for (const CXXMethodDecl *Method : It->second)
-      if (Method->getMinRequiredArguments() <= Call->getNumArgs() && Call->getNumArgs() <= Method->getNumParams() &&
-          !llvm::is_contained(Out, normalize(Method)))
-        Out.push_back(normalize(Method));
-    if (Out.size() > 4)
-      Out.clear();
-    return Out;
+      return {};
+    return fewCallees(It->second, [&](const FunctionDecl *F) { return takesArguments(F, Call); }, 4);
   }
 
   // `model->bind(grid)` on a pointer to the base class: a virtual call
   // reaches the overrides of the unit (HestonModelImpl::bind) too. A call
   // qualified with its class (Base::bind(grid)) dispatches to that one only.
   llvm::SmallVector<const FunctionDecl *, 4> overridersCalled(const CallExpr *Call) {
-    llvm::SmallVector<const FunctionDecl *, 4> Out;
     const auto *MC = dyn_cast<CXXMemberCallExpr>(Call);
     const CXXMethodDecl *M = MC ? MC->getMethodDecl() : nullptr;
     const auto *Member = MC ? dyn_cast<MemberExpr>(MC->getCallee()->IgnoreParens()) : nullptr;
     if (!M || !M->isVirtual() || !Member || Member->hasQualifier() || !M->getDeclName().isIdentifier())
-      return Out;
+      return {};
     auto It = methodsByName().find(M->getName());
     if (It == methodsByName().end())
-      return Out;
-    for (const CXXMethodDecl *Other : It->second)
-      if (overrides(Other, M->getCanonicalDecl()) && !llvm::is_contained(Out, normalize(Other)))
-        Out.push_back(normalize(Other));
-    if (Out.size() > 8)
-      Out.clear();
-    return Out;
+      return {};
+    return fewCallees(It->second, [&](const CXXMethodDecl *Other) { return overrides(Other, M->getCanonicalDecl()); },
+                      8);
   }
 
   static bool overrides(const CXXMethodDecl *M, const CXXMethodDecl *Base) {
@@ -353,20 +341,33 @@ private:
   // a callee. Any user function of the set that takes that many arguments may
   // be the one called; a set of more than four says too little.
   llvm::SmallVector<const FunctionDecl *, 4> unresolvedCallees(const CallExpr *Call) {
-    llvm::SmallVector<const FunctionDecl *, 4> Out;
     const auto *Lookup = dyn_cast<UnresolvedLookupExpr>(Call->getCallee()->IgnoreParens());
     if (!Lookup)
-      return Out;
+      return {};
+    llvm::SmallVector<const FunctionDecl *, 4> Set;
     for (const NamedDecl *D : Lookup->decls()) {
       const auto *F = dyn_cast<FunctionDecl>(D->getUnderlyingDecl());
       if (const auto *T = dyn_cast<FunctionTemplateDecl>(D->getUnderlyingDecl()))
         F = T->getTemplatedDecl();
-      if (F && !Ctx.getSourceManager().isInSystemHeader(F->getLocation()) &&
-          F->getMinRequiredArguments() <= Call->getNumArgs() && Call->getNumArgs() <= F->getNumParams() &&
-          !llvm::is_contained(Out, normalize(F)))
-        Out.push_back(normalize(F));
+      if (F && !Ctx.getSourceManager().isInSystemHeader(F->getLocation()))
+        Set.push_back(F);
     }
-    if (Out.size() > 4)
+    return fewCallees(Set, [&](const FunctionDecl *F) { return takesArguments(F, Call); }, 4);
+  }
+
+  static bool takesArguments(const FunctionDecl *F, const CallExpr *Call) {
+    return F->getMinRequiredArguments() <= Call->getNumArgs() && Call->getNumArgs() <= F->getNumParams();
+  }
+
+  // The candidates that `Fits`, each once; none when more than `Cap` do (a
+  // name that many functions share says too little to give an edge).
+  template <typename Range, typename Pred>
+  static llvm::SmallVector<const FunctionDecl *, 4> fewCallees(const Range &Candidates, Pred Fits, size_t Cap) {
+    llvm::SmallVector<const FunctionDecl *, 4> Out;
+    for (const auto *F : Candidates)
+      if (Fits(F) && !llvm::is_contained(Out, normalize(F)))
+        Out.push_back(normalize(F));
+    if (Out.size() > Cap)
       Out.clear();
     return Out;
   }
