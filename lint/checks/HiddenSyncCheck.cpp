@@ -46,7 +46,7 @@ bool namedLikeMask(const NamedDecl *D) {
   auto Has = [&](std::initializer_list<const char *> Any) {
     return llvm::any_of(Words, [&](const std::string &W) { return llvm::is_contained(Any, W); });
   };
-  return Has({"mask", "masks", "filter", "flags", "valid", "visible", "keep"}) &&
+  return Has({"mask", "masks", "filter", "flags", "valid", "visible", "keep", "alive"}) &&
          !Has({"idx", "index", "indices", "inds", "ids", "id", "num", "count", "sum", "ratio"});
 }
 
@@ -71,13 +71,23 @@ bool isBoolMaskExpr(const Expr *E, int Depth) {
       return false;
     }
   }
+  // `first ? torch::full_like(m, false, torch::kBool) : alive`: either value.
+  if (const auto *C = dyn_cast<AbstractConditionalOperator>(E))
+    return isBoolMaskExpr(C->getTrueExpr(), Depth + 1) || isBoolMaskExpr(C->getFalseExpr(), Depth + 1);
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
     const FunctionDecl *F = Call->getDirectCallee();
     if (!F || !F->getDeclName().isIdentifier())
       return false;
-    // x.to(torch::kBool), torch::full({n}, false, opts.dtype(torch::kBool)).
-    if (tensorMethodName(Call) == "to" || inGroup(OpGroup::ConstantFactory, F->getName()))
+    // x.to(torch::kBool), torch::full({n}, false, opts.dtype(torch::kBool)),
+    // torch::full_like(x, false, torch::kBool).
+    if (tensorMethodName(Call) == "to" || inGroup(OpGroup::ConstantFactory, F->getName()) ||
+        F->getName().ends_with("_like"))
       return llvm::any_of(Call->arguments(), [](const Expr *A) { return namesBoolDtype(A); });
+    // A view of a mask is a mask: `alive.squeeze(-1)`, `mask.view({-1})`.
+    if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+        Member && (inGroup(OpGroup::MetadataMethod, F->getName()) || F->getName() == "contiguous" ||
+                   F->getName() == "clone"))
+      return isBoolMaskExpr(receiverOf(Member), Depth + 1);
     return inGroup(OpGroup::MaskPredicate, F->getName());
   }
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {

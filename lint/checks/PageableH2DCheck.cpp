@@ -101,15 +101,19 @@ const CallExpr *factoryReceiver(const CXXMemberCallExpr *To) {
 // `torch::ones({2, 2}).to(device)` -> `torch::ones({2, 2}, device)`; with
 // options already given, `torch::zeros({3}, torch::kLong).to(device)` ->
 // `torch::zeros({3}, at::TensorOptions(torch::kLong).device(device))`.
+// `torch::arange(n).to(other)` (`Like`) -> `torch::arange(n, other.options())`:
+// the other tensor's options carry its dtype and its device.
 std::optional<FixItHint> createOnDeviceFix(const CXXMemberCallExpr *To, const CallExpr *Factory,
-                                           const Expr *DeviceArg, ASTContext &Ctx) {
+                                           const Expr *DeviceArg, ASTContext &Ctx, bool Like = false) {
   if (To->getNumArgs() == 0 || !isDeterministicFactory(Factory->getDirectCallee()))
     return std::nullopt;
   // Only `.to(device)` with nothing else (non_blocking, copy) given.
   for (unsigned I = 1; I < To->getNumArgs(); ++I)
     if (!isa<CXXDefaultArgExpr>(To->getArg(I)))
       return std::nullopt;
-  StringRef Device = sourceText(DeviceArg, Ctx);
+  std::string Device = sourceText(DeviceArg, Ctx).str();
+  if (Like && !Device.empty())
+    Device += ".options()";
   StringRef FactoryText = sourceText(Factory, Ctx);
   if (Device.empty() || FactoryText.empty() || !FactoryText.ends_with(")") || To->getBeginLoc().isMacroID())
     return std::nullopt;
@@ -120,13 +124,13 @@ std::optional<FixItHint> createOnDeviceFix(const CXXMemberCallExpr *To, const Ca
       continue;
     const Expr *Options = Factory->getArg(I);
     if (isa<CXXDefaultArgExpr>(Options)) {
-      Replacement = FactoryText.drop_back().str() + ", " + Device.str() + ")";
+      Replacement = FactoryText.drop_back().str() + ", " + Device + ")";
     } else {
       StringRef OptionsText = sourceText(Options, Ctx);
       // `.device(x)` takes a Device, not another tensor's options.
-      if (OptionsText.empty() || !isDeviceTyped(DeviceArg))
+      if (OptionsText.empty() || Like || !isDeviceTyped(DeviceArg))
         return std::nullopt;
-      std::string NewOptions = "at::TensorOptions(" + OptionsText.str() + ").device(" + Device.str() + ")";
+      std::string NewOptions = "at::TensorOptions(" + OptionsText.str() + ").device(" + Device + ")";
       CharSourceRange OptRange = CharSourceRange::getTokenRange(Options->getSourceRange());
       const SourceManager &SM = Ctx.getSourceManager();
       unsigned Begin = SM.getFileOffset(OptRange.getBegin()) - SM.getFileOffset(Factory->getBeginLoc());
@@ -199,16 +203,26 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
   if (!Upload)
     return;
   const Expr *DeviceArg = nullptr;
+  bool Like = false;  // x.to(other): other's device and dtype
   if (Upload->op == Op::To) {
     DeviceArg = deviceArgOfTo(Call);
-    if (!DeviceArg)
-      return;  // dtype conversion or to(other)
-    DeviceKind Target = classifyDevice(DeviceArg, Ctx);
+    if (!DeviceArg) {
+      // x.to(other) goes where `other` is, as x.to(other.device()) does
+      // (below: only a tensor known to be on the CPU is uploaded), unless
+      // `other` is known to be on the CPU too.
+      const Expr *Other = Call->getNumArgs() > 0 ? stripImplicit(Call->getArg(0)) : nullptr;
+      if (!Other || !isTensorExpr(Other) || placementOf(Other, Ctx) == DeviceKind::Cpu ||
+          placementOf(receiverOf(Call), Ctx) != DeviceKind::Cpu)
+        return;  // a dtype conversion, or a copy between tensors we cannot place
+      DeviceArg = Other;
+      Like = true;
+    }
+    DeviceKind Target = Like ? DeviceKind::Unknown : classifyDevice(DeviceArg, Ctx);
     // A device we cannot see is, in training code, the GPU (`device` picked
     // from torch::cuda::is_available()); options without a device are not,
     // but a tensor's options carry its device.
     if (Target == DeviceKind::Cpu || Target == DeviceKind::NoDevice ||
-        (Target == DeviceKind::Unknown && !isDeviceTyped(DeviceArg) && !isOptionsOfTensor(DeviceArg)))
+        (Target == DeviceKind::Unknown && !Like && !isDeviceTyped(DeviceArg) && !isOptionsOfTensor(DeviceArg)))
       return;
   }
   const Expr *Source = receiverOf(Call);
@@ -239,17 +253,18 @@ void PageableH2DCheck::checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx)
   if (const CallExpr *Factory = factoryReceiver(Call); Factory && DeviceArg) {
     F.What = "'" + Factory->getDirectCallee()->getName().str() + "(...)." + tensorMethodName(Call).str() +
              "()' builds the tensor on the CPU and copies it";
-    if (std::optional<FixItHint> Fix = createOnDeviceFix(Call, Factory, DeviceArg, Ctx))
+    if (std::optional<FixItHint> Fix = createOnDeviceFix(Call, Factory, DeviceArg, Ctx, Like))
       F.Fixes.push_back(*Fix);
     else
       F.Advice = "create it on the device: pass the device in the factory's options (" +
-                 Factory->getDirectCallee()->getName().str() + "(..., torch::TensorOptions().device(" +
-                 sourceText(DeviceArg, Ctx).str() + ")))";
+                 Factory->getDirectCallee()->getName().str() +
+                 (Like ? "(..., " + sourceText(DeviceArg, Ctx).str() + ".options()))"
+                       : "(..., torch::TensorOptions().device(" + sourceText(DeviceArg, Ctx).str() + ")))");
   } else {
     F.What = "'" + tensorMethodName(Call).str() + "()' to the GPU" +
              (Async == NonBlocking::No ? " without non_blocking" : " from pageable memory");
     F.Advice = stagingAdvice();
-    if (DeviceArg && Async == NonBlocking::No) {
+    if (DeviceArg && !Like && Async == NonBlocking::No) {
       F.Fixes = stagerFix(Call, DeviceArg, Ctx);
       F.Fix = ::nosync::rules::FixId::PinnedStager;
       F.FixCallsKernels = true;
@@ -269,9 +284,12 @@ void PageableH2DCheck::checkTensorFromHost(const CallExpr *Call, ASTContext &Ctx
   if (holdsOneScalar(Call) || holdsNoElements(Call))
     return;  // filled on the device, or nothing to copy
   // As for .to(device): a device the source does not show is, in training
-  // code, the GPU; options that name no device keep the values on the CPU.
+  // code, the GPU, and so is that of a tensor whose options are given
+  // (`torch::tensor(mask, logits.options())`) unless it is known to be on the
+  // CPU; options that name no device keep the values on the CPU.
   DeviceKind Target = classifyDevice(Options, Ctx);
-  if (Target != DeviceKind::Cuda && !(Target == DeviceKind::Unknown && optionsNameDevice(Options)))
+  if (Target != DeviceKind::Cuda &&
+      !(Target == DeviceKind::Unknown && (optionsNameDevice(Options) || isOptionsOfTensor(Options))))
     return;
   Finding Fd;
   Fd.Site = Call;

@@ -150,6 +150,7 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
   std::vector<std::optional<TextBlock>> Braces;  // per open `{`: the block it is the body of
   std::optional<TextBlock> Pending;              // a block whose body has not begun
   std::vector<TextBlock> Braceless;              // blocks whose body is the current statement
+  size_t ConditionOpen = 0, ConditionClose = 0;  // the `(...)` of the last if / while / switch
   auto HeaderEndAfter = [&](size_t I) {
     return I + 1 < Tokens.size() && Tokens[I + 1].Kind == tok::l_paren
                ? matching(Tokens, I + 1, tok::l_paren, tok::r_paren)
@@ -160,6 +161,10 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
     if (Pending && I == Pending->HeaderEnd + 1 && T.Kind != tok::l_brace) {
       Braceless.push_back(*Pending);  // `for (...) stmt;`, `if (i % n == 0) stmt;`
       Pending.reset();
+    }
+    if (isIdent(T, "while") || isIdent(T, "if") || isIdent(T, "switch")) {
+      ConditionOpen = I + 1;
+      ConditionClose = HeaderEndAfter(I);
     }
     if (isIdent(T, "for") || isIdent(T, "while") || isIdent(T, "do")) {
       Pending = TextBlock{T.Loc, TextBlock::Loop, isIdent(T, "do") ? I : HeaderEndAfter(I)};
@@ -209,6 +214,7 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
     TextCall Call;
     Call.NameLoc = T.Loc;
     Call.Name = T.Text.str();
+    Call.InCondition = I > ConditionOpen && I < ConditionClose;
     // `acc.template item<float>()`: the member named after `template`.
     size_t Name = I >= 2 && isIdent(Tokens[I - 1], "template") ? I - 1 : I;
     Call.Member = Name > 0 && (Tokens[Name - 1].Kind == tok::period || Tokens[Name - 1].Kind == tok::arrow);
@@ -256,12 +262,19 @@ void collectCalls(const std::vector<Token> &Tokens, const Stmt *Container, std::
   }
 }
 
-// Every compound statement of a body, lambdas' included.
+// Every compound statement and control statement of a body, lambdas'
+// included.
 class CompoundFinder : public RecursiveASTVisitor<CompoundFinder> {
 public:
   std::vector<const CompoundStmt *> Found;
+  std::vector<const Stmt *> Control;
   bool VisitCompoundStmt(CompoundStmt *S) {
     Found.push_back(S);
+    return true;
+  }
+  bool VisitStmt(Stmt *S) {
+    if (isa<IfStmt, WhileStmt, SwitchStmt, ForStmt, CXXForRangeStmt, DoStmt>(S))
+      Control.push_back(S);
     return true;
   }
 };
@@ -338,6 +351,80 @@ void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall
   Gap(Close);
 }
 
+// The condition of a control statement, when it did not type-check: Clang
+// keeps the `if` / `while` / `switch` / `for` with a recovery expression
+// there, which the matchers do not see into.
+const Expr *conditionWithErrors(const Stmt *S) {
+  const Expr *Cond = nullptr;
+  if (const auto *If = dyn_cast<IfStmt>(S))
+    Cond = If->getCond();
+  else if (const auto *W = dyn_cast<WhileStmt>(S))
+    Cond = W->getCond();
+  else if (const auto *Sw = dyn_cast<SwitchStmt>(S))
+    Cond = Sw->getCond();
+  else if (const auto *F = dyn_cast<ForStmt>(S))
+    Cond = F->getCond();
+  return Cond && Cond->containsErrors() ? Cond : nullptr;
+}
+
+// Where the parenthesized header of a control statement ends.
+SourceLocation headerEnd(const Stmt *S) {
+  if (const auto *If = dyn_cast<IfStmt>(S))
+    return If->getRParenLoc();
+  if (const auto *W = dyn_cast<WhileStmt>(S))
+    return W->getRParenLoc();
+  if (const auto *Sw = dyn_cast<SwitchStmt>(S))
+    return Sw->getRParenLoc();
+  if (const auto *F = dyn_cast<ForStmt>(S))
+    return F->getRParenLoc();
+  return {};
+}
+
+// The bodies of a control statement written without braces: `if (c) x;`,
+// `else y;`, `for (...) z;`. They are not statements of a block, so
+// collectDropped does not see them.
+llvm::SmallVector<const Stmt *, 2> bracelessBodies(const Stmt *S) {
+  llvm::SmallVector<const Stmt *, 2> Bodies;
+  if (const auto *If = dyn_cast<IfStmt>(S))
+    Bodies = {If->getThen(), If->getElse()};
+  else if (const auto *W = dyn_cast<WhileStmt>(S))
+    Bodies = {W->getBody()};
+  else if (const auto *F = dyn_cast<ForStmt>(S))
+    Bodies = {F->getBody()};
+  else if (const auto *R = dyn_cast<CXXForRangeStmt>(S))
+    Bodies = {R->getBody()};
+  else if (const auto *D = dyn_cast<DoStmt>(S))
+    Bodies = {D->getBody()};
+  llvm::erase_if(Bodies, [](const Stmt *B) { return !B || isa<CompoundStmt>(B); });
+  return Bodies;
+}
+
+// Calls of the text from `Begin` through the token at `Last`, when both are
+// in one file outside system headers.
+void collectRange(SourceLocation Begin, SourceLocation Last, const Stmt *Container, ASTContext &Ctx,
+                  std::vector<TextCall> &Out, FixedValue Fixed) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  Begin = SM.getExpansionLoc(Begin);
+  Last = SM.getExpansionLoc(Last);
+  if (Begin.isInvalid() || Last.isInvalid() || SM.getFileID(Begin) != SM.getFileID(Last) ||
+      SM.isInSystemHeader(Begin))
+    return;
+  SourceLocation End = Lexer::getLocForEndOfToken(Last, 0, SM, Ctx.getLangOpts());
+  if (End.isValid())
+    collectCalls(lexRange(Begin, End, SM, Ctx.getLangOpts()), Container, Out, Fixed);
+}
+
+// What of a control statement's own text the compiler kept with an error:
+// its header when the condition did not type-check, and each braceless body
+// kept with one.
+void collectControlWithErrors(const Stmt &S, ASTContext &Ctx, std::vector<TextCall> &Out, FixedValue Fixed) {
+  if (const Expr *Cond = conditionWithErrors(&S))
+    collectRange(S.getBeginLoc(), headerEnd(&S), Cond, Ctx, Out, Fixed);
+  for (const Stmt *Body : bracelessBodies(&S))
+    if (keptWithErrors(Body))
+      collectRange(Body->getBeginLoc(), Body->getEndLoc(), Body, Ctx, Out, Fixed);
+}
+
 // The calls of a template's body that the compiler leaves unresolved until
 // instantiation: members of an object whose type depends on a template
 // parameter (`batch.data.to(device)`), members given a template parameter as
@@ -364,6 +451,8 @@ public:
     return true;
   }
 };
+
+bool readsHostCopy(const CallExpr &Call, ASTContext &Ctx);
 
 // The instantiations of `F` in this translation unit that have a body: of a
 // function template, or of a member function of a class template.
@@ -601,6 +690,7 @@ std::vector<TextCall> dependentCalls(const FunctionDecl &F, ASTContext &Ctx) {
     for (TextCall &C : Calls)
       if (C.NameLoc == Name && C.Member == Member && !Instantiated.Names.contains(Name)) {
         C.Dependent = true;
+        C.OnHostCopy = Member && readsHostCopy(*Call, Ctx);
         Out.push_back(std::move(C));
       }
   }
@@ -616,6 +706,8 @@ std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx, const
   Finder.TraverseStmt(F.getBody());
   for (const CompoundStmt *S : Finder.Found)
     collectDropped(*S, Ctx, Out, Fixed);
+  for (const Stmt *S : Finder.Control)
+    collectControlWithErrors(*S, Ctx, Out, Fixed);
   return Out;
 }
 
@@ -664,6 +756,96 @@ bool readsHostFactory(const TextCall &Call) {
   std::string Lower = StringRef(Call.ReceiverArgs).lower();
   return !llvm::any_of(std::initializer_list<StringRef>{"dev", "cuda", "gpu", "opt"},
                        [&](StringRef W) { return StringRef(Lower).contains(W); });
+}
+
+// The object of a member call, resolved or not: `vir[0]` in
+// `vir[0].template item<double>()`.
+const Expr *objectOf(const CallExpr &Call) {
+  const Expr *Callee = Call.getCallee()->IgnoreParens();
+  if (const auto *M = dyn_cast<CXXDependentScopeMemberExpr>(Callee))
+    return M->isImplicitAccess() ? nullptr : M->getBase();
+  if (const auto *U = dyn_cast<UnresolvedMemberExpr>(Callee))
+    return U->isImplicitAccess() ? nullptr : U->getBase();
+  if (const auto *M = dyn_cast<MemberExpr>(Callee))
+    return M->getBase();
+  return nullptr;
+}
+
+// The name of a member call, resolved or not.
+StringRef memberNameOf(const CallExpr &Call) {
+  const Expr *Callee = Call.getCallee()->IgnoreParens();
+  if (const auto *M = dyn_cast<CXXDependentScopeMemberExpr>(Callee))
+    return M->getMember().isIdentifier() ? M->getMember().getAsIdentifierInfo()->getName() : "";
+  if (const auto *U = dyn_cast<UnresolvedMemberExpr>(Callee))
+    return U->getName().isIdentifier() ? U->getName().getAsIdentifierInfo()->getName() : "";
+  if (const auto *M = dyn_cast<MemberExpr>(Callee))
+    return M->getMemberDecl()->getDeclName().isIdentifier() ? M->getMemberDecl()->getName() : "";
+  return "";
+}
+
+// The local an object is read from, through subscripts: `vir` in
+// `vir[0][1][1]`.
+const VarDecl *localUnder(const Expr *E) {
+  while (E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+      const auto *V = dyn_cast<VarDecl>(Ref->getDecl());
+      return V && V->isLocalVarDecl() ? V : nullptr;
+    }
+    if (const auto *A = dyn_cast<ArraySubscriptExpr>(E))
+      E = A->getBase();
+    else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E); Op && Op->getOperator() == OO_Subscript)
+      E = Op->getArg(0);
+    else
+      return nullptr;
+  }
+  return nullptr;
+}
+
+// `x.cpu()`, `x.to(torch::kCPU)`, `x.to("cpu")`: a copy to the host, whether
+// or not the compiler resolved it.
+bool isHostCopyCall(const Expr *E, ASTContext &Ctx) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(E ? E->IgnoreImplicit()->IgnoreParens() : nullptr);
+  if (!Call)
+    return false;
+  StringRef Name = memberNameOf(*Call);
+  if (Name == "cpu")
+    return true;
+  if (Name != "to" || Call->getNumArgs() == 0)
+    return false;
+  const SourceManager &SM = Ctx.getSourceManager();
+  CharSourceRange Args = CharSourceRange::getTokenRange(SM.getFileLoc(Call->getArg(0)->getBeginLoc()),
+                                                        SM.getFileLoc(Call->getArg(Call->getNumArgs() - 1)->getEndLoc()));
+  std::vector<Token> Tokens = lexRange(Args.getBegin(), Lexer::getLocForEndOfToken(Args.getEnd(), 0, SM,
+                                                                                    Ctx.getLangOpts()),
+                                       SM, Ctx.getLangOpts());
+  llvm::SmallVector<StringRef, 8> Words;
+  for (const Token &T : Tokens)
+    Words.push_back(T.Text);
+  return directionOfTo(llvm::join(Words, " ")) == RuleId::DeviceToHost;
+}
+
+// Whether `S` assigns to `V` anywhere.
+bool assigns(const Stmt *S, const VarDecl *V) {
+  if (!S)
+    return false;
+  auto IsV = [V](const Expr *E) {
+    const auto *Ref = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    return Ref && Ref->getDecl() == V;
+  };
+  if (const auto *B = dyn_cast<BinaryOperator>(S); B && B->isAssignmentOp() && IsV(B->getLHS()))
+    return true;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S); Op && Op->isAssignmentOp() && IsV(Op->getArg(0)))
+    return true;
+  return llvm::any_of(S->children(), [V](const Stmt *C) { return assigns(C, V); });
+}
+
+bool readsHostCopy(const CallExpr &Call, ASTContext &Ctx) {
+  const VarDecl *V = localUnder(objectOf(Call));
+  if (!V || !isHostCopyCall(V->getInit(), Ctx))
+    return false;
+  const auto *Fn = dyn_cast<FunctionDecl>(V->getDeclContext());
+  return Fn && !assigns(Fn->getBody(), V);
 }
 
 }  // namespace

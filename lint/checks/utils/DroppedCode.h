@@ -80,10 +80,23 @@ struct TextCall {
   /// Read from a call the compiler kept but could not resolve before
   /// instantiation (see dependentCalls), not from dropped text.
   bool Dependent = false;
+  /// Written in the parenthesized condition of an `if`, `while` or `switch`
+  /// of the text: its value decides a branch.
+  bool InCondition = false;
+  /// A dependent call whose object is read from a local the function made as
+  /// a host copy and never assigned again: `vir[0][1].template item<double>()`
+  /// after `auto vir = out.at("virials").toTensor().to("cpu")`. Reading it
+  /// costs nothing; the copy is the sync.
+  bool OnHostCopy = false;
 };
 
 /// Calls in the statements of `F`'s body that the compiler left out of the
-/// AST. Empty when the translation unit had no error: then nothing is dropped.
+/// AST or kept with an error: statements between those of a block, a block's
+/// statement kept with an error, the condition of an `if` / `while` /
+/// `switch` / `for` kept with an error (`if (mask[i].item<float>() == 0)` with
+/// `mask` of a type that did not compile), and a branch or loop body written
+/// without braces that has an error. Empty when the translation unit had no
+/// error: then nothing is dropped.
 std::vector<TextCall> droppedCalls(const FunctionDecl &F, ASTContext &Ctx, const PreprocessorFacts &PP);
 
 /// The calls in the body of a template (a function template or a member of a

@@ -213,9 +213,11 @@ DeviceKind classifyDeviceImpl(const Expr *E, ASTContext &Ctx, int Depth) {
     return DeviceKind::Unknown;
   }
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
-    // at::device(kCUDA) / torch::device(..) / torch::dtype(..) return TensorOptions.
+    // at::device(kCUDA) / torch::device(..) / torch::dtype(..) return
+    // TensorOptions; they are c10's, which at:: and torch:: re-export.
     const FunctionDecl *F = Call->getDirectCallee();
-    if (F && isTorchFunction(F) && isTensorOptions(T)) {
+    bool FromC10 = F && !parentClassOf(F) && llvm::StringRef(F->getQualifiedNameAsString()).starts_with("c10::");
+    if (F && (isTorchFunction(F) || FromC10) && isTensorOptions(T)) {
       if (F->getName() == "device" && Call->getNumArgs() >= 1)
         return classifyDeviceImpl(Call->getArg(0), Ctx, Depth + 1);
       if (F->getName() == "dtype" || F->getName() == "layout" || F->getName() == "requires_grad")

@@ -133,12 +133,17 @@ void RuleCheck::DroppedCodeCallback::run(const ast_matchers::MatchFinder::MatchR
     Owner.reportDroppedFunctions(*Result.Context);
 }
 
-// The rule a call read from text is reported under. A dependent call is in
-// the AST, unresolved: where its value decides a branch (`if
-// (std::isnan(loss.template item<float>()))`, an AT_ASSERT in a template), it
-// goes to the condition's rule, as a resolved call's would.
+// The rule a call read from text is reported under. Where its value decides
+// a branch it goes to the condition's rule, as a resolved call's would: a
+// call written in the text's `if (...)` / `while (...)`, or a dependent call,
+// which is in the AST, unresolved, under a condition (`if
+// (std::isnan(loss.template item<float>()))`, an AT_ASSERT in a template).
 static RuleId ruleOfTextCall(const TextCall &Call, const TextOp &Op, ASTContext &Ctx) {
-  if (Call.Dependent && Op.Op->form == OpForm::Call)
+  if (Op.Op->form != OpForm::Call)
+    return Op.Rule;
+  if (Call.InCondition)
+    return Op.Op->static_rule(true);
+  if (Call.Dependent)
     if (const auto *E = dyn_cast_or_null<Expr>(Call.Container); E && isInControlFlowCondition(E, Ctx))
       return Op.Op->static_rule(true);
   return Op.Rule;
@@ -159,6 +164,9 @@ void RuleCheck::reportTextCalls(const std::vector<TextCall> &Calls, const char *
   for (const TextCall &Call : Calls) {
     std::optional<TextOp> Op = opOfTextCall(Call);
     if (!Op || ruleOfTextCall(Call, *Op, Ctx) != Rule.rule)
+      continue;
+    // A host copy's reads and copies cost nothing (an upload of it does).
+    if (Call.OnHostCopy && Op->Rule != RuleId::PageableH2D)
       continue;
     Finding F;
     F.Site = Call.Container;

@@ -35,6 +35,24 @@ void select_valid(torch::Tensor& accum, const torch::Tensor& grads, const torch:
   }
 }
 
+// A view of a mask is a mask, and so is either value of a conditional whose
+// one side is. A view of an index stays an index.
+struct Splats {
+  torch::Tensor alpha, splat_alive, order;
+};
+void prune_splats(Splats& model, const Splats* prev, const torch::Tensor& grads) {
+  torch::Tensor stabilize = prev ? torch::full_like(model.splat_alive, false, torch::kBool) : model.splat_alive;
+  for (int step = 0; step < 100; ++step) {
+    auto alive_alpha = torch::sigmoid(model.alpha).index({model.splat_alive.squeeze(-1)});
+    // CHECK-MESSAGES: :[[@LINE-1]]:52: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
+    auto s = stabilize.squeeze(-1);
+    auto held = grads.index({s});
+    // CHECK-MESSAGES: :[[@LINE-1]]:23: warning: boolean-mask indexing inside a loop: {{.*}} [nosync-hidden-sync]
+    auto ranked = grads.index({model.order.squeeze(-1)});
+    (void)alive_alpha, (void)held, (void)ranked;
+  }
+}
+
 void train(torch::nn::Linear& model, torch::optim::SGD& optimizer, const torch::Tensor& x, const torch::Tensor& r) {
   for (int step = 0; step < 100; ++step) {
     auto out = model->forward(x);

@@ -96,6 +96,11 @@ void evaluate(torch::nn::Linear& model) {
     for (auto& batch : *make_loader("val/")) seen += batch.data.sum().template item<float>();
     // CHECK-MESSAGES: :[[@LINE-1]]:25: error: use of undeclared identifier 'make_loader' [clang-diagnostic-error]
     // CHECK-MESSAGES: :[[@LINE-2]]:80: warning: 'item()' (in a statement that did not compile, read from its text) inside a loop: {{.*}} [nosync-item]
+    // The body of a branch written without braces is no statement of a
+    // block: it is read on its own.
+    if (step % 10 == 0) seen += rescale_scores(logits).max().item<float>();
+    // CHECK-MESSAGES: :[[@LINE-1]]:33: error: use of undeclared identifier 'rescale_scores' [clang-diagnostic-error]
+    // CHECK-MESSAGES: :[[@LINE-2]]:62: remark: 'item()' (in a statement that did not compile, read from its text) in throttled code{{.*}} [nosync-item]
     (void)score;
     (void)both;
   }

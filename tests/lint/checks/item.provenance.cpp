@@ -226,3 +226,25 @@ int main() {
   }
   return 0;
 }
+
+// In a template, a read on a dependent type is read from its text. A read of
+// a local the function copied to the host, never assigned again, costs
+// nothing: the copy is the sync, which nosync-device-to-host reports.
+template <typename Model> struct PairStyle {
+  Model model;
+  double virial[6] = {0};
+  void compute(const torch::Tensor& x, int steps) {
+    for (int step = 0; step < steps; ++step) {
+      auto out = model.forward(x);
+      auto vir = out.to("cpu");
+      virial[0] += vir[0][0].template item<double>();
+      auto energy = out.sum();
+      virial[1] += energy.template item<double>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: 'item()' (on a type that depends on a template parameter, read from its text) inside a loop: {{.*}} [nosync-item]
+      auto moved = out.cpu();
+      moved = out;
+      virial[2] += moved.template item<double>();
+      // CHECK-MESSAGES: :[[@LINE-1]]:35: warning: 'item()' (on a type that depends on a template parameter, read from its text) inside a loop: {{.*}} [nosync-item]
+    }
+  }
+};

@@ -206,3 +206,33 @@ int main() {
   decode_tokens({1, 2, 3}, device);
   return 0;
 }
+
+// x.to(other) goes where `other` is, with its dtype: a CPU factory sent to a
+// tensor not known to be on the CPU is an upload, made on the device with
+// other's options instead. Between two CPU tensors, or from a tensor we cannot
+// place, it is not. The same holds for other's options given to a factory.
+void ray_bundle(const torch::Tensor& pose, const torch::Tensor& grid, int64_t width) {
+  auto host_grid = torch::zeros({width});
+  for (int frame = 0; frame < 90; ++frame) {
+    auto ii = torch::arange(width).to(pose);
+    // CHECK-MESSAGES: :[[@LINE-1]]:36: warning: 'arange(...).to()' builds the tensor on the CPU and copies it inside a loop: {{.*}} [nosync-pageable-h2d]
+    // CHECK-FIXES: auto ii = torch::arange(width, pose.options());
+    auto jitter = torch::rand({width}).to(pose);
+    // CHECK-MESSAGES: :[[@LINE-1]]:40: warning: 'rand(...).to()' builds the tensor on the CPU and copies it inside a loop: {{.*}} [nosync-pageable-h2d]
+    auto on_host = torch::arange(width).to(host_grid);
+    auto aligned = grid.to(pose);
+    // Values gathered from a host vector with another tensor's options go
+    // where that tensor is.
+    std::vector<float> legal(width, 1.f);
+    auto mask = torch::tensor(legal, pose.options());
+    // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'tensor(...)' with a device {{.*}} inside a loop: {{.*}} [nosync-pageable-h2d]
+    auto host_mask = torch::tensor(legal, host_grid.options());
+    // Options that set only a dtype (torch::dtype is c10's) leave a factory
+    // on the CPU; a window function is a factory like arange.
+    auto lengths = torch::tensor({width}, torch::dtype(torch::kInt32)).to(pose.device());
+    // CHECK-MESSAGES: :[[@LINE-1]]:72: warning: 'to()' to the GPU without non_blocking inside a loop: {{.*}} [nosync-pageable-h2d]
+    auto window = torch::hann_window(400, true, torch::TensorOptions().dtype(torch::kFloat32)).to(pose.device());
+    // CHECK-MESSAGES: :[[@LINE-1]]:96: warning: 'hann_window(...).to()' builds the tensor on the CPU and copies it inside a loop: {{.*}} [nosync-pageable-h2d]
+    (void)ii, (void)jitter, (void)on_host, (void)aligned, (void)mask, (void)host_mask, (void)lengths, (void)window;
+  }
+}
