@@ -3,6 +3,7 @@
 #include "utils/AstHelpers.h"
 #include "utils/OpTable.h"
 #include "utils/Placement.h"
+#include "utils/RawCopy.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
@@ -81,6 +82,7 @@ DeviceToHostCheck::DeviceToHostCheck(StringRef Name, ClangTidyContext *Context)
     : RuleCheck(Name, Context, Id) {}
 
 void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(callExpr(opCall({Op::CudaMemcpy})).bind("rawcopy"), this);
   registerDroppedCodeMatcher(Finder);
   Finder->addMatcher(cxxMemberCallExpr(opCall(isMove)).bind("move"), this);
   Finder->addMatcher(cxxMemberCallExpr(opCall({Op::CopyInto})).bind("copy"), this);
@@ -91,6 +93,10 @@ void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
 }
 
 void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
+  if (const auto *Raw = Result.Nodes.getNodeAs<CallExpr>("rawcopy")) {
+    checkRawCopy(Raw, *Result.Context);
+    return;
+  }
   if (const auto *Move = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move"))
     checkMove(Move, *Result.Context);
   else if (const auto *Copy = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy"))
@@ -158,6 +164,19 @@ void DeviceToHostCheck::checkAssignment(const CXXOperatorCallExpr *Assign, ASTCo
   F.What = "assigning a GPU tensor into a CPU tensor ('dst[i] = src' copies)";
   F.Value = Src;
   F.Advice = advice();
+  report(std::move(F), Ctx);
+}
+
+// cudaMemcpy(dst, src, n, kind) in user code: the kind gives the direction.
+void DeviceToHostCheck::checkRawCopy(const CallExpr *Call, ASTContext &Ctx) {
+  std::optional<RawCopy> Copy = rawCopyOf(Call);
+  if (!Copy || Copy->Rule != Id || !hostWaitsFor(*Copy, Ctx))
+    return;
+  Finding F;
+  F.Site = Call;
+  F.Loc = callNameLoc(Call);
+  F.What = "'" + Call->getDirectCallee()->getName().str() + "()' " + (Copy->Async ? "into pageable host memory" : "from the device to the host");
+  F.Advice = std::string(::nosync::rules::get(Op::CudaMemcpy).advice);
   report(std::move(F), Ctx);
 }
 

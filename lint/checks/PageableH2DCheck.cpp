@@ -4,6 +4,7 @@
 #include "utils/FixHelpers.h"
 #include "utils/OpTable.h"
 #include "utils/Placement.h"
+#include "utils/RawCopy.h"
 #include "utils/TorchMatchers.h"
 
 #include "clang/AST/ASTContext.h"
@@ -177,6 +178,7 @@ PageableH2DCheck::PageableH2DCheck(StringRef Name, ClangTidyContext *Context)
     : RuleCheck(Name, Context, Id) {}
 
 void PageableH2DCheck::registerMatchers(MatchFinder *Finder) {
+  Finder->addMatcher(callExpr(opCall({Op::CudaMemcpy})).bind("rawcopy"), this);
   registerDroppedCodeMatcher(Finder);
   Finder->addMatcher(cxxMemberCallExpr(opCall(isUpload)).bind("move"), this);
   Finder->addMatcher(cxxMemberCallExpr(opCall({Op::CopyInto})).bind("copy"), this);
@@ -188,6 +190,10 @@ void PageableH2DCheck::registerMatchers(MatchFinder *Finder) {
 }
 
 void PageableH2DCheck::check(const MatchFinder::MatchResult &Result) {
+  if (const auto *Raw = Result.Nodes.getNodeAs<CallExpr>("rawcopy")) {
+    checkRawCopy(Raw, *Result.Context);
+    return;
+  }
   if (const auto *Move = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move"))
     checkMove(Move, *Result.Context);
   else if (const auto *Copy = Result.Nodes.getNodeAs<CXXMemberCallExpr>("copy"))
@@ -326,6 +332,19 @@ void PageableH2DCheck::checkCopy(const Expr *Site, SourceLocation Loc, const Exp
   F.What = std::move(What);
   F.Value = Src;
   F.Advice = stagingAdvice();
+  report(std::move(F), Ctx);
+}
+
+// cudaMemcpy(dst, src, n, kind) in user code: the kind gives the direction.
+void PageableH2DCheck::checkRawCopy(const CallExpr *Call, ASTContext &Ctx) {
+  std::optional<RawCopy> Copy = rawCopyOf(Call);
+  if (!Copy || Copy->Rule != Id || !hostWaitsFor(*Copy, Ctx))
+    return;
+  Finding F;
+  F.Site = Call;
+  F.Loc = callNameLoc(Call);
+  F.What = "'" + Call->getDirectCallee()->getName().str() + "()' " + (Copy->Async ? "from pageable host memory" : "from the host") + " to the device";
+  F.Advice = std::string(::nosync::rules::get(Op::CudaMemcpy).advice);
   report(std::move(F), Ctx);
 }
 

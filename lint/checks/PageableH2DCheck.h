@@ -9,7 +9,9 @@ namespace clang::tidy::nosync {
 /// Flags `.to(device)` / `.cuda()` / `dst.copy_(src)` / `dst[i] = src` towards the GPU from
 /// memory that is not pinned, or without non_blocking, and tensors built on
 /// the CPU only to be moved (`torch::ones({..}).to(device)`), or built from
-/// host values straight onto the GPU (`torch::tensor(v, opts.device(d))`). For the
+/// host values straight onto the GPU (`torch::tensor(v, opts.device(d))`), and
+/// `cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice)` (the async form from
+/// pageable memory the source shows, `v.data()`). For the
 /// latter the fix (create it on the device) keeps behaviour and is applied
 /// by --fix for deterministic factories.
 ///
@@ -26,6 +28,7 @@ public:
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
+  void checkRawCopy(const CallExpr *Call, ASTContext &Ctx);
   void checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx);
   void checkCopyFrom(const CXXMemberCallExpr *Copy, ASTContext &Ctx);
   void checkAssignment(const CXXOperatorCallExpr *Assign, ASTContext &Ctx);
