@@ -94,7 +94,8 @@ void DeviceToHostCheck::registerMatchers(MatchFinder *Finder) {
 
 void DeviceToHostCheck::check(const MatchFinder::MatchResult &Result) {
   if (const auto *Raw = Result.Nodes.getNodeAs<CallExpr>("rawcopy")) {
-    checkRawCopy(Raw, *Result.Context);
+    if (std::optional<Finding> F = rawCopyFinding(Raw, Id, *Result.Context))
+      report(std::move(*F), *Result.Context);
     return;
   }
   if (const auto *Move = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move"))
@@ -164,19 +165,6 @@ void DeviceToHostCheck::checkAssignment(const CXXOperatorCallExpr *Assign, ASTCo
   F.What = "assigning a GPU tensor into a CPU tensor ('dst[i] = src' copies)";
   F.Value = Src;
   F.Advice = advice();
-  report(std::move(F), Ctx);
-}
-
-// cudaMemcpy(dst, src, n, kind) in user code: the kind gives the direction.
-void DeviceToHostCheck::checkRawCopy(const CallExpr *Call, ASTContext &Ctx) {
-  std::optional<RawCopy> Copy = rawCopyOf(Call);
-  if (!Copy || Copy->Rule != Id || !hostWaitsFor(*Copy, Ctx))
-    return;
-  Finding F;
-  F.Site = Call;
-  F.Loc = callNameLoc(Call);
-  F.What = "'" + Call->getDirectCallee()->getName().str() + "()' " + (Copy->Async ? "into pageable host memory" : "from the device to the host");
-  F.Advice = std::string(::nosync::rules::get(Op::CudaMemcpy).advice);
   report(std::move(F), Ctx);
 }
 

@@ -23,7 +23,6 @@ public:
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
-  void checkRawCopy(const CallExpr *Call, ASTContext &Ctx);
   void checkMove(const CXXMemberCallExpr *Call, ASTContext &Ctx);
   void checkCopyInto(const CXXMemberCallExpr *Copy, ASTContext &Ctx);
   void checkAssignment(const CXXOperatorCallExpr *Assign, ASTContext &Ctx);

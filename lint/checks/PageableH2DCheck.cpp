@@ -191,7 +191,8 @@ void PageableH2DCheck::registerMatchers(MatchFinder *Finder) {
 
 void PageableH2DCheck::check(const MatchFinder::MatchResult &Result) {
   if (const auto *Raw = Result.Nodes.getNodeAs<CallExpr>("rawcopy")) {
-    checkRawCopy(Raw, *Result.Context);
+    if (std::optional<Finding> F = rawCopyFinding(Raw, Id, *Result.Context))
+      report(std::move(*F), *Result.Context);
     return;
   }
   if (const auto *Move = Result.Nodes.getNodeAs<CXXMemberCallExpr>("move"))
@@ -332,19 +333,6 @@ void PageableH2DCheck::checkCopy(const Expr *Site, SourceLocation Loc, const Exp
   F.What = std::move(What);
   F.Value = Src;
   F.Advice = stagingAdvice();
-  report(std::move(F), Ctx);
-}
-
-// cudaMemcpy(dst, src, n, kind) in user code: the kind gives the direction.
-void PageableH2DCheck::checkRawCopy(const CallExpr *Call, ASTContext &Ctx) {
-  std::optional<RawCopy> Copy = rawCopyOf(Call);
-  if (!Copy || Copy->Rule != Id || !hostWaitsFor(*Copy, Ctx))
-    return;
-  Finding F;
-  F.Site = Call;
-  F.Loc = callNameLoc(Call);
-  F.What = "'" + Call->getDirectCallee()->getName().str() + "()' " + (Copy->Async ? "from pageable host memory" : "from the host") + " to the device";
-  F.Advice = std::string(::nosync::rules::get(Op::CudaMemcpy).advice);
   report(std::move(F), Ctx);
 }
 

@@ -82,4 +82,19 @@ std::optional<RawCopy> rawCopyOf(const CallExpr *Call) {
 
 bool hostWaitsFor(const RawCopy &Copy, ASTContext &Ctx) { return !Copy.Async || isPageable(Copy.Host, Ctx, 0); }
 
+std::optional<Finding> rawCopyFinding(const CallExpr *Call, RuleId Rule, ASTContext &Ctx) {
+  std::optional<RawCopy> Copy = rawCopyOf(Call);
+  if (!Copy || Copy->Rule != Rule || !hostWaitsFor(*Copy, Ctx))
+    return std::nullopt;
+  bool Download = Rule == RuleId::DeviceToHost;
+  Finding F;
+  F.Site = Call;
+  F.Loc = callNameLoc(Call);
+  F.What = "'" + Call->getDirectCallee()->getName().str() + "()' " +
+           (Download ? (Copy->Async ? "into pageable host memory" : "from the device to the host")
+                     : (Copy->Async ? "from pageable host memory to the device" : "from the host to the device"));
+  F.Advice = std::string(::nosync::rules::get(Op::CudaMemcpy).advice);
+  return F;
+}
+
 }  // namespace clang::tidy::nosync

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "utils/OpTable.h"
+#include "utils/RuleCheck.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
@@ -33,5 +34,9 @@ std::optional<RawCopy> rawCopyOf(const CallExpr *Call);
 /// tensor on the CPU that is not pinned). CUDA stages such a copy and returns
 /// only when it is done.
 bool hostWaitsFor(const RawCopy &Copy, ASTContext &Ctx);
+
+/// The finding of nosync-device-to-host or nosync-pageable-h2d (`Rule`) for
+/// a raw copy of that direction the host waits for; none otherwise.
+std::optional<Finding> rawCopyFinding(const CallExpr *Call, RuleId Rule, ASTContext &Ctx);
 
 }  // namespace clang::tidy::nosync
