@@ -351,33 +351,22 @@ void collectDropped(const CompoundStmt &S, ASTContext &Ctx, std::vector<TextCall
   Gap(Close);
 }
 
-// The condition of a control statement, when it did not type-check: Clang
-// keeps the `if` / `while` / `switch` / `for` with a recovery expression
-// there, which the matchers do not see into.
-const Expr *conditionWithErrors(const Stmt *S) {
+// The condition of a control statement and where its parenthesized header
+// ends; none for a statement without one (a range-for, a do).
+struct ControlHeader {
   const Expr *Cond = nullptr;
+  SourceLocation RParen;
+};
+std::optional<ControlHeader> headerOf(const Stmt *S) {
   if (const auto *If = dyn_cast<IfStmt>(S))
-    Cond = If->getCond();
-  else if (const auto *W = dyn_cast<WhileStmt>(S))
-    Cond = W->getCond();
-  else if (const auto *Sw = dyn_cast<SwitchStmt>(S))
-    Cond = Sw->getCond();
-  else if (const auto *F = dyn_cast<ForStmt>(S))
-    Cond = F->getCond();
-  return Cond && Cond->containsErrors() ? Cond : nullptr;
-}
-
-// Where the parenthesized header of a control statement ends.
-SourceLocation headerEnd(const Stmt *S) {
-  if (const auto *If = dyn_cast<IfStmt>(S))
-    return If->getRParenLoc();
+    return ControlHeader{If->getCond(), If->getRParenLoc()};
   if (const auto *W = dyn_cast<WhileStmt>(S))
-    return W->getRParenLoc();
+    return ControlHeader{W->getCond(), W->getRParenLoc()};
   if (const auto *Sw = dyn_cast<SwitchStmt>(S))
-    return Sw->getRParenLoc();
+    return ControlHeader{Sw->getCond(), Sw->getRParenLoc()};
   if (const auto *F = dyn_cast<ForStmt>(S))
-    return F->getRParenLoc();
-  return {};
+    return ControlHeader{F->getCond(), F->getRParenLoc()};
+  return std::nullopt;
 }
 
 // The bodies of a control statement written without braces: `if (c) x;`,
@@ -415,11 +404,12 @@ void collectRange(SourceLocation Begin, SourceLocation Last, const Stmt *Contain
 }
 
 // What of a control statement's own text the compiler kept with an error:
-// its header when the condition did not type-check, and each braceless body
-// kept with one.
+// its header when the condition did not type-check (Clang keeps the
+// statement with a recovery expression there, which the matchers do not see
+// into), and each braceless body kept with one.
 void collectControlWithErrors(const Stmt &S, ASTContext &Ctx, std::vector<TextCall> &Out, FixedValue Fixed) {
-  if (const Expr *Cond = conditionWithErrors(&S))
-    collectRange(S.getBeginLoc(), headerEnd(&S), Cond, Ctx, Out, Fixed);
+  if (std::optional<ControlHeader> H = headerOf(&S); H && H->Cond && H->Cond->containsErrors())
+    collectRange(S.getBeginLoc(), H->RParen, H->Cond, Ctx, Out, Fixed);
   for (const Stmt *Body : bracelessBodies(&S))
     if (keptWithErrors(Body))
       collectRange(Body->getBeginLoc(), Body->getEndLoc(), Body, Ctx, Out, Fixed);
